@@ -1,0 +1,61 @@
+# cloak: top-level build. Each part adds its own rules in its build.mk:
+#   common/   code shared by the monitor and libcloak (memfd_secret, probes)
+#   monitor/  the `cloak` KVM monitor          runtime/  the guest runtime
+#   libcloak/ secret memory for host processes examples/ demo guests
+#   tests/    unit, integration, fuzz          bench/    `make bench`
+# Parts append to ALL_TARGETS, TESTS (TAP producers run by `make check`),
+# ASAN_TESTS (run by `make check-asan`) and BENCHES.
+
+VERSION := 0.1.0
+O ?= build
+CC ?= cc
+GUEST_CC ?= $(CC)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wno-unused-parameter
+HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iinclude -Icommon -D_GNU_SOURCE \
+        -DCLOAK_VERSION=\"$(VERSION)\" -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+        -fno-strict-aliasing $(EXTRA_CFLAGS)
+HOST_LDFLAGS := $(EXTRA_LDFLAGS)
+
+# Sanitizer build of host code (monitor, libcloak, unit tests).
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_CFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(HOST_CFLAGS)) -O1 $(SAN_FLAGS)
+
+ALL_TARGETS :=
+TESTS :=
+ASAN_TESTS :=
+BENCHES :=
+CLEAN_FILES :=
+
+.PHONY: all check check-asan demo bench fuzz-smoke clean install
+all: all-targets
+
+include common/build.mk
+include runtime/build.mk
+include monitor/build.mk
+include examples/build.mk
+-include libcloak/build.mk
+include tests/build.mk
+-include bench/build.mk
+
+all-targets: $(ALL_TARGETS)
+
+# Builds and boots the demo guest with protected memory.
+demo: $(O)/cloak $(O)/examples/hello.elf
+	$(O)/cloak --verbose $(O)/examples/hello.elf -- from the cloak demo
+
+check: all
+	tests/harness/run-tests $(TESTS)
+
+check-asan: $(ASAN_TESTS)
+	tests/harness/run-tests $(ASAN_TESTS)
+
+bench: all $(BENCHES)
+	bench/run-benches $(BENCHES)
+
+clean:
+	rm -rf $(O) $(CLEAN_FILES)
+
+$(O)/%/:
+	mkdir -p $@

@@ -1,0 +1,8 @@
+COMMON_SRC := common/secretmem.c
+$(O)/common/%.o: common/%.c | $(O)/common/
+	$(CC) $(HOST_CFLAGS) -fPIC -MMD -c -o $@ $<
+$(O)/san/common/%.o: common/%.c | $(O)/san/common/
+	$(CC) $(SAN_CFLAGS) -MMD -c -o $@ $<
+COMMON_OBJ := $(COMMON_SRC:%.c=$(O)/%.o)
+COMMON_SAN_OBJ := $(COMMON_SRC:%.c=$(O)/san/%.o)
+-include $(COMMON_OBJ:.o=.d) $(COMMON_SAN_OBJ:.o=.d)

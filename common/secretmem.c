@@ -1,0 +1,133 @@
+/* memfd_secret and memlock probing; see secretmem.h. */
+#define _GNU_SOURCE
+#include "secretmem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447 /* x86_64; absent from older libc headers */
+#endif
+#define CAP_IPC_LOCK_BIT 14
+
+int secretmem_fd(void)
+{
+	return (int)syscall(SYS_memfd_secret, (unsigned int)O_CLOEXEC);
+}
+
+void *secretmem_map(size_t len, int *fd_out)
+{
+	int fd = secretmem_fd();
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	/* Children must never inherit secrets (MADV_WIPEONFORK is EINVAL here). */
+	if (madvise(p, len, MADV_DONTFORK) != 0) {
+		int e = errno;
+		munmap(p, len);
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	if (fd_out)
+		*fd_out = fd;
+	else
+		close(fd);
+	return p;
+}
+
+bool secretmem_supported(void)
+{
+	static int cached = -1;
+	if (cached < 0) {
+		int fd = secretmem_fd();
+		cached = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return cached == 1;
+}
+
+static bool has_cap_ipc_lock(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	char line[256];
+	unsigned long long eff = 0;
+	bool found = false;
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found && (eff >> CAP_IPC_LOCK_BIT) & 1;
+}
+
+static uint64_t rlim_bytes(rlim_t r)
+{
+	return r == RLIM_INFINITY ? UINT64_MAX : (uint64_t)r;
+}
+
+void memlock_query(struct memlock_info *out)
+{
+	struct rlimit rl = { 0, 0 };
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	out->soft = rlim_bytes(rl.rlim_cur);
+	out->hard = rlim_bytes(rl.rlim_max);
+	out->cap_ipc_lock = has_cap_ipc_lock();
+}
+
+bool memlock_ensure(uint64_t bytes)
+{
+	struct memlock_info mi;
+	memlock_query(&mi);
+	if (mi.cap_ipc_lock || mi.soft >= bytes)
+		return true;
+	if (mi.hard < bytes)
+		return false;
+	struct rlimit rl = { .rlim_cur = (rlim_t)bytes, .rlim_max = (rlim_t)mi.hard };
+	if (mi.hard == UINT64_MAX)
+		rl.rlim_max = RLIM_INFINITY;
+	return setrlimit(RLIMIT_MEMLOCK, &rl) == 0;
+}
+
+int64_t direct_map_splits(void)
+{
+	FILE *f = fopen("/proc/vmstat", "re");
+	if (!f)
+		return -1;
+	char name[64];
+	unsigned long long v;
+	int64_t sum = 0;
+	int seen = 0;
+	while (fscanf(f, "%63s %llu", name, &v) == 2) {
+		if (!strcmp(name, "direct_map_level2_splits") ||
+		    !strcmp(name, "direct_map_level3_splits")) {
+			sum += (int64_t)v;
+			seen++;
+		}
+	}
+	fclose(f);
+	return seen ? sum : -1;
+}
