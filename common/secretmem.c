@@ -1,5 +1,4 @@
 /* memfd_secret and memlock probing; see secretmem.h. */
-#define _GNU_SOURCE
 #include "secretmem.h"
 
 #include <errno.h>

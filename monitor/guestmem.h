@@ -91,6 +91,11 @@ bool gm_is_shared(const struct guestmem *gm, gpa_t gpa, uint64_t len);
 
 /* Counters of refused accesses (for --verbose and tests). */
 uint64_t gm_refused(const struct guestmem *gm);
+uint64_t gm_shared_pages(const struct guestmem *gm);
+
+/* Test hook: a dup of the backing fd (memfd/secret/gmem) or -1, so a test
+ * can look at the memory after gm_destroy() and see it was wiped. */
+int gm_debug_dup_fd(const struct guestmem *gm);
 
 /* Test hook: calls fn with a copy of every shared page's content. */
 void gm_for_each_shared_page(struct guestmem *gm,

@@ -259,7 +259,7 @@ struct cloak_hc_chan_io {
 #define CLOAK_ABI_ASSERT(c, m) _Static_assert(c, m)
 #endif
 CLOAK_ABI_ASSERT(sizeof(struct cloak_boot_info) == 56 + 8 * CLOAK_ARGC_MAX, "boot info");
-CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_abort) == 56, "abort");
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_abort) == 64, "abort");
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_block_info) == 72, "block info");
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_block_io) == 48, "block io");
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_chan_open) == 48, "chan open");

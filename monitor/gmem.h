@@ -1,0 +1,32 @@
+/*
+ * guest_memfd: probing what the host's KVM offers and creating guest RAM
+ * from it. On hosts that offer only MMAP|INIT_SHARED (these machines) the
+ * memory is still reachable through the monitor's mapping; with
+ * NO_DIRECT_MAP and private attributes it would not be.
+ */
+#ifndef CLOAK_GMEM_H
+#define CLOAK_GMEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gmem_caps {
+	bool guest_memfd;     /* KVM_CAP_GUEST_MEMFD */
+	bool user_memory2;    /* KVM_CAP_USER_MEMORY2 */
+	uint64_t flags;       /* KVM_CAP_GUEST_MEMFD_FLAGS (0 if absent) */
+	uint64_t attributes;  /* KVM_CAP_MEMORY_ATTRIBUTES */
+	uint64_t vm_types;    /* KVM_CAP_VM_TYPES */
+};
+
+/* Probes through KVM_CHECK_EXTENSION on the VM fd (falls back to the
+ * system fd semantics KVM uses when the VM fd is -1: all false). */
+void gmem_probe(int vm_fd, struct gmem_caps *out);
+
+/* Creates a guest_memfd of `size` with the strongest flags this host
+ * offers and maps it; fills *fd and *base. On failure writes a one-line
+ * reason and the exit status. */
+int gmem_map(int vm_fd, uint64_t size, int *fd, void **base, char *err, size_t errlen,
+	     int *exit_status);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * Checked access to guest memory (the seed's copy_from_guest and
+ * copy_to_guest). This file and membackend.c are the only ones that hold
+ * the host mapping; see guestmem.h.
+ */
+#include "guestmem.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cloak/abi.h"
+#include "membackend.h"
+#include "sharemap.h"
+
+struct guestmem {
+	struct membacking mb;
+	struct sharemap shared;
+	bool protect;
+	uint64_t refused;
+};
+
+struct guestmem *gm_create(enum gm_backend backend, uint64_t size, int kvm_vm_fd,
+			   char *err, size_t errlen, int *exit_status)
+{
+	if (size == 0 || size % CLOAK_PAGE_SIZE) {
+		snprintf(err, errlen, "guest memory size %llu is not a positive multiple "
+			 "of 4 KiB", (unsigned long long)size);
+		*exit_status = CLOAK_EXIT_USAGE;
+		return NULL;
+	}
+	struct guestmem *gm = calloc(1, sizeof *gm);
+	if (!gm || sharemap_init(&gm->shared, size / CLOAK_PAGE_SIZE) != 0) {
+		free(gm);
+		snprintf(err, errlen, "out of memory for guest memory bookkeeping");
+		*exit_status = CLOAK_EXIT_INTERNAL;
+		return NULL;
+	}
+	if (membackend_create(&gm->mb, backend, size, kvm_vm_fd, err, errlen, exit_status)) {
+		sharemap_free(&gm->shared);
+		free(gm);
+		return NULL;
+	}
+	return gm;
+}
+
+void gm_destroy(struct guestmem *gm)
+{
+	if (!gm)
+		return;
+	membackend_release(&gm->mb);
+	sharemap_free(&gm->shared);
+	free(gm);
+}
+
+uint64_t gm_size(const struct guestmem *gm) { return gm->mb.size; }
+enum gm_backend gm_backend(const struct guestmem *gm) { return gm->mb.kind; }
+bool gm_protected(const struct guestmem *gm) { return gm->protect; }
+void gm_protect_enable(struct guestmem *gm) { gm->protect = true; }
+uint64_t gm_refused(const struct guestmem *gm) { return gm->refused; }
+
+void gm_slot(const struct guestmem *gm, struct gm_slot *out)
+{
+	out->userspace_addr = (uint64_t)(uintptr_t)gm->mb.base;
+	out->size = gm->mb.size;
+	out->guest_memfd = gm->mb.is_gmem ? gm->mb.fd : -1;
+	out->guest_memfd_offset = 0;
+}
+
+/* The one place a range is judged. Bounds first (with overflow), then, with
+ * protection on, every page the range touches must be shared. */
+static enum gm_status judge(struct guestmem *gm, uint64_t start, uint64_t len)
+{
+	uint64_t end;
+	if (len == 0)
+		return start <= gm->mb.size ? GM_OK : (gm->refused++, GM_EFAULT);
+	if (__builtin_add_overflow(start, len, &end) || end > gm->mb.size) {
+		gm->refused++;
+		return GM_EFAULT;
+	}
+	if (gm->protect) {
+		uint64_t first = start / CLOAK_PAGE_SIZE;
+		uint64_t last = (end - 1) / CLOAK_PAGE_SIZE;
+		if (!sharemap_all_set(&gm->shared, first, last - first + 1)) {
+			gm->refused++;
+			return GM_EACCES;
+		}
+	}
+	return GM_OK;
+}
+
+enum gm_status gm_check(struct guestmem *gm, gpa_t start, uint64_t len)
+{
+	return judge(gm, start.v, len);
+}
+
+enum gm_status gm_copy_from(struct guestmem *gm, void *dst, gpa_t src, uint64_t len)
+{
+	enum gm_status s = judge(gm, src.v, len);
+	if (s == GM_OK && len)
+		memcpy(dst, gm->mb.base + src.v, len);
+	return s;
+}
+
+enum gm_status gm_copy_to(struct guestmem *gm, gpa_t dst, const void *src, uint64_t len)
+{
+	enum gm_status s = judge(gm, dst.v, len);
+	if (s == GM_OK && len)
+		memcpy(gm->mb.base + dst.v, src, len);
+	return s;
+}
+
+enum gm_status gm_zero(struct guestmem *gm, gpa_t dst, uint64_t len)
+{
+	enum gm_status s = judge(gm, dst.v, len);
+	if (s == GM_OK && len)
+		memset(gm->mb.base + dst.v, 0, len);
+	return s;
+}
+
+static int status_errno(enum gm_status s)
+{
+	return s == GM_EACCES ? EACCES : EFAULT;
+}
+
+int64_t gm_pread(struct guestmem *gm, int fd, gpa_t dst, uint64_t len, int64_t off)
+{
+	enum gm_status s = judge(gm, dst.v, len);
+	if (s != GM_OK) {
+		errno = status_errno(s);
+		return -1;
+	}
+	return pread(fd, gm->mb.base + dst.v, len, off);
+}
+
+int64_t gm_pwrite(struct guestmem *gm, int fd, gpa_t src, uint64_t len, int64_t off)
+{
+	enum gm_status s = judge(gm, src.v, len);
+	if (s != GM_OK) {
+		errno = status_errno(s);
+		return -1;
+	}
+	return pwrite(fd, gm->mb.base + src.v, len, off);
+}
+
+int64_t gm_read_fd(struct guestmem *gm, int fd, gpa_t dst, uint64_t len)
+{
+	enum gm_status s = judge(gm, dst.v, len);
+	if (s != GM_OK) {
+		errno = status_errno(s);
+		return -1;
+	}
+	return read(fd, gm->mb.base + dst.v, len);
+}
+
+int64_t gm_write_fd(struct guestmem *gm, int fd, gpa_t src, uint64_t len)
+{
+	enum gm_status s = judge(gm, src.v, len);
+	if (s != GM_OK) {
+		errno = status_errno(s);
+		return -1;
+	}
+	return write(fd, gm->mb.base + src.v, len);
+}
+
+/* SHARE/UNSHARE validation: aligned, non-empty, inside memory, no wrap. */
+static int share_range(struct guestmem *gm, gpa_t g, uint64_t npages, uint64_t *first)
+{
+	uint64_t bytes, end;
+	if (g.v % CLOAK_PAGE_SIZE || npages == 0)
+		return -CLOAK_EINVAL;
+	if (__builtin_mul_overflow(npages, CLOAK_PAGE_SIZE, &bytes) ||
+	    __builtin_add_overflow(g.v, bytes, &end) || end > gm->mb.size)
+		return -CLOAK_EFAULT;
+	*first = g.v / CLOAK_PAGE_SIZE;
+	return 0;
+}
+
+int gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
+{
+	uint64_t first;
+	int r = share_range(gm, g, npages, &first);
+	if (r == 0)
+		sharemap_set(&gm->shared, first, npages);
+	return r;
+}
+
+int gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
+{
+	uint64_t first;
+	int r = share_range(gm, g, npages, &first);
+	if (r == 0)
+		sharemap_clear(&gm->shared, first, npages);
+	return r;
+}
+
+bool gm_is_shared(const struct guestmem *gm, gpa_t g, uint64_t len)
+{
+	uint64_t end;
+	if (len == 0 || __builtin_add_overflow(g.v, len, &end) || end > gm->mb.size)
+		return false;
+	uint64_t first = g.v / CLOAK_PAGE_SIZE, last = (end - 1) / CLOAK_PAGE_SIZE;
+	return sharemap_all_set(&gm->shared, first, last - first + 1);
+}
+
+uint64_t gm_shared_pages(const struct guestmem *gm)
+{
+	return gm->shared.nshared;
+}
+
+void gm_for_each_shared_page(struct guestmem *gm,
+			     void (*fn)(void *ctx, uint64_t gpa, const void *page), void *ctx)
+{
+	unsigned char copy[CLOAK_PAGE_SIZE];
+	for (uint64_t p = sharemap_next_set(&gm->shared, 0); p < gm->shared.npages;
+	     p = sharemap_next_set(&gm->shared, p + 1)) {
+		memcpy(copy, gm->mb.base + p * CLOAK_PAGE_SIZE, sizeof copy);
+		fn(ctx, p * CLOAK_PAGE_SIZE, copy);
+	}
+}
+
+int gm_debug_dup_fd(const struct guestmem *gm)
+{
+	return gm->mb.fd >= 0 ? dup(gm->mb.fd) : -1;
+}

@@ -1,0 +1,183 @@
+/*
+ * Guest RAM backends:
+ *  shared  memfd, MAP_SHARED: no protection, for comparison and debugging;
+ *  secret  memfd_secret: out of the kernel direct map, refused to GUP, not
+ *          dumped, not inherited (MADV_DONTFORK);
+ *  gmem    guest_memfd (see kvmcaps.c for what the host offers);
+ *  anon    anonymous memory, for unit tests and fuzzing only.
+ */
+#include "membackend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cloak/abi.h"
+#include "gmem.h"
+#include "secretmem.h"
+
+const char *gm_backend_name(enum gm_backend kind)
+{
+	switch (kind) {
+	case GM_BACKEND_SHARED: return "shared";
+	case GM_BACKEND_SECRET: return "secret";
+	case GM_BACKEND_GMEM: return "gmem";
+	case GM_BACKEND_ANON: return "anon";
+	}
+	return "?";
+}
+
+static int map_memfd(struct membacking *mb, char *err, size_t errlen, int *st)
+{
+	mb->fd = memfd_create("cloak-guest", MFD_CLOEXEC);
+	if (mb->fd < 0 || ftruncate(mb->fd, (off_t)mb->size) != 0) {
+		snprintf(err, errlen, "cannot create guest memory (memfd, %llu MiB): %s",
+			 (unsigned long long)(mb->size >> 20), strerror(errno));
+		*st = CLOAK_EXIT_INTERNAL;
+		return -1;
+	}
+	void *p = mmap(NULL, mb->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+		       mb->fd, 0);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map guest memory (%llu MiB): %s",
+			 (unsigned long long)(mb->size >> 20), strerror(errno));
+		*st = CLOAK_EXIT_INTERNAL;
+		return -1;
+	}
+	mb->base = p;
+	madvise(p, mb->size, MADV_DONTFORK);
+	return 0;
+}
+
+static int map_secret(struct membacking *mb, char *err, size_t errlen, int *st)
+{
+	unsigned long long mib = (unsigned long long)(mb->size >> 20);
+	if (!secretmem_supported()) {
+		snprintf(err, errlen,
+			 "memfd_secret is not available on this kernel (needs Linux 5.14+, "
+			 "secretmem enabled): use --memory=gmem or, without protection, "
+			 "--memory=shared");
+		*st = CLOAK_EXIT_NOHOST;
+		return -1;
+	}
+	if (!memlock_ensure(mb->size)) {
+		struct memlock_info mi;
+		memlock_query(&mi);
+		snprintf(err, errlen,
+			 "RLIMIT_MEMLOCK (%llu KiB) is below the %llu MiB of secret guest "
+			 "memory: raise it (ulimit -l %llu), lower --mem, or use "
+			 "--memory=shared without protection",
+			 (unsigned long long)(mi.soft >> 10), mib,
+			 (unsigned long long)(mb->size >> 10));
+		*st = CLOAK_EXIT_NOHOST;
+		return -1;
+	}
+	void *p = secretmem_map(mb->size, &mb->fd);
+	if (!p) {
+		if (errno == EAGAIN || errno == ENOMEM)
+			snprintf(err, errlen,
+				 "cannot lock %llu MiB of secret guest memory (%s): raise "
+				 "ulimit -l or lower --mem",
+				 mib, strerror(errno));
+		else
+			snprintf(err, errlen, "memfd_secret failed: %s: use --memory=gmem "
+				 "or --memory=shared", strerror(errno));
+		*st = CLOAK_EXIT_NOHOST;
+		return -1;
+	}
+	mb->base = p;
+	return 0;
+}
+
+static int map_anon(struct membacking *mb, char *err, size_t errlen, int *st)
+{
+	void *p = mmap(NULL, mb->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map %llu MiB: %s",
+			 (unsigned long long)(mb->size >> 20), strerror(errno));
+		*st = CLOAK_EXIT_INTERNAL;
+		return -1;
+	}
+	mb->base = p;
+	return 0;
+}
+
+int membackend_create(struct membacking *mb, enum gm_backend kind, uint64_t size,
+		      int kvm_vm_fd, char *err, size_t errlen, int *exit_status)
+{
+	memset(mb, 0, sizeof *mb);
+	mb->kind = kind;
+	mb->size = size;
+	mb->fd = -1;
+	int r;
+	switch (kind) {
+	case GM_BACKEND_SHARED: r = map_memfd(mb, err, errlen, exit_status); break;
+	case GM_BACKEND_SECRET: r = map_secret(mb, err, errlen, exit_status); break;
+	case GM_BACKEND_GMEM:
+		r = gmem_map(kvm_vm_fd, size, &mb->fd, (void **)&mb->base, err, errlen,
+			     exit_status);
+		mb->is_gmem = r == 0;
+		break;
+	case GM_BACKEND_ANON: r = map_anon(mb, err, errlen, exit_status); break;
+	default:
+		snprintf(err, errlen, "unknown memory backend %d", (int)kind);
+		*exit_status = CLOAK_EXIT_INTERNAL;
+		r = -1;
+	}
+	if (r != 0) {
+		if (mb->fd >= 0)
+			close(mb->fd);
+		mb->fd = -1;
+		mb->base = NULL;
+	}
+	return r;
+}
+
+/* Wipes resident pages. Pages never touched are not resident and read as
+ * zero already; skipping them keeps release cheap for large, sparse guests. */
+uint64_t membackend_wipe(struct membacking *mb)
+{
+	if (!mb->base)
+		return 0;
+	const uint64_t chunk_pages = 4096; /* 16 MiB per mincore call */
+	unsigned char vec[4096];
+	uint64_t wiped = 0;
+	for (uint64_t off = 0; off < mb->size; off += chunk_pages * CLOAK_PAGE_SIZE) {
+		uint64_t len = mb->size - off;
+		if (len > chunk_pages * CLOAK_PAGE_SIZE)
+			len = chunk_pages * CLOAK_PAGE_SIZE;
+		uint64_t n = len / CLOAK_PAGE_SIZE;
+		if (mincore(mb->base + off, len, vec) != 0) {
+			explicit_bzero(mb->base + off, len); /* cannot tell: wipe it all */
+			wiped += len;
+			continue;
+		}
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t run = 0;
+			while (i + run < n && (vec[i + run] & 1))
+				run++;
+			if (run) {
+				explicit_bzero(mb->base + off + i * CLOAK_PAGE_SIZE,
+					       run * CLOAK_PAGE_SIZE);
+				wiped += run * CLOAK_PAGE_SIZE;
+				i += run;
+			}
+		}
+	}
+	return wiped;
+}
+
+void membackend_release(struct membacking *mb)
+{
+	if (mb->base) {
+		membackend_wipe(mb);
+		munmap(mb->base, mb->size);
+	}
+	if (mb->fd >= 0)
+		close(mb->fd);
+	mb->base = NULL;
+	mb->fd = -1;
+}

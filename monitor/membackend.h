@@ -1,0 +1,28 @@
+/*
+ * Memory backends for guest RAM. Private to guestmem.c: no other monitor
+ * file includes this header (a unit test checks), so the host mapping of
+ * guest memory is reachable only through the checked-access functions.
+ */
+#ifndef CLOAK_MEMBACKEND_H
+#define CLOAK_MEMBACKEND_H
+
+#include "guestmem.h"
+
+struct membacking {
+	enum gm_backend kind;
+	unsigned char *base; /* host mapping, MAP_SHARED or anonymous */
+	uint64_t size;
+	int fd;       /* memfd / memfd_secret / guest_memfd, or -1 */
+	bool is_gmem; /* fd is a guest_memfd (memslot takes it) */
+};
+
+int membackend_create(struct membacking *mb, enum gm_backend kind, uint64_t size,
+		      int kvm_vm_fd, char *err, size_t errlen, int *exit_status);
+/* Zeroes every resident page, then unmaps and closes. */
+void membackend_release(struct membacking *mb);
+/* Zeroes resident pages only (mincore); returns bytes wiped. */
+uint64_t membackend_wipe(struct membacking *mb);
+
+const char *gm_backend_name(enum gm_backend kind);
+
+#endif
