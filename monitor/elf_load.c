@@ -140,10 +140,10 @@ static bool is_cloak_abi_note(const Elf64_Nhdr *nh, const uint8_t *name)
 	       memcmp(name, CLOAK_NOTE_NAME, sizeof(CLOAK_NOTE_NAME)) == 0;
 }
 
-/* Walks the notes of PT_NOTE header i. Each note is a 12-byte header, then
- * the name and the descriptor, each padded to the segment's alignment (4,
- * or 8 for 8-aligned note segments); all of it must lie inside the
- * segment's file range, which must lie inside the file. */
+/* Walks the notes of PT_NOTE header i. Each note is a 12-byte header, the
+ * name and the descriptor, padded to the segment's alignment (4, or 8 for
+ * 8-aligned note segments); all of it must lie inside the segment's file
+ * range, which must lie inside the file. */
 static int scan_notes(struct loader *l, unsigned i)
 {
 	const Elf64_Phdr *p = &l->ph[i];
@@ -160,14 +160,17 @@ static int scan_notes(struct loader *l, unsigned i)
 			return fail(l, "note segment %u: truncated note header at file offset 0x%" PRIx64
 				    ": the file is corrupt", i, pos);
 		memcpy(&nh, l->file + pos, sizeof(nh));
-		/* pos + 12 <= end (checked above); the sums that involve the
-		 * hostile 32-bit sizes are checked. The name lies before the
-		 * descriptor, so desc_end <= end bounds both. */
+		/* As binutils and Linux do: the descriptor starts at the note
+		 * header plus name rounded up to the alignment, the next note
+		 * after the descriptor rounded up. pos + 12 <= end (checked
+		 * above) and the 32-bit sizes cannot overflow these 64-bit
+		 * offsets, but the sums with pos are checked anyway. The name
+		 * lies before the descriptor, so desc_end <= end bounds both. */
 		uint64_t name_off = pos + sizeof(nh);
-		uint64_t name_padded = ((uint64_t)nh.n_namesz + align - 1) & ~(align - 1);
+		uint64_t desc_rel = (sizeof(nh) + (uint64_t)nh.n_namesz + align - 1) & ~(align - 1);
 		uint64_t desc_padded = ((uint64_t)nh.n_descsz + align - 1) & ~(align - 1);
 		uint64_t desc_off, desc_end, next;
-		if (__builtin_add_overflow(name_off, name_padded, &desc_off) ||
+		if (__builtin_add_overflow(pos, desc_rel, &desc_off) ||
 		    __builtin_add_overflow(desc_off, (uint64_t)nh.n_descsz, &desc_end) ||
 		    __builtin_add_overflow(desc_off, desc_padded, &next) || desc_end > end)
 			return fail(l, "note segment %u: note at file offset 0x%" PRIx64 " (name %u bytes, "
