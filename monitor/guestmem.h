@@ -34,6 +34,9 @@ enum gm_backend {
 
 struct guestmem;
 
+/* "secret", "gmem", "shared", "anon". */
+const char *gm_backend_name(enum gm_backend kind);
+
 /* Allocates `size` bytes (page multiple) of guest memory from `backend`.
  * On failure returns NULL and writes a one-line reason (what is wrong and
  * what to do) into err; *exit_status gets the CLOAK_EXIT_* to use. */

@@ -23,6 +23,4 @@ void membackend_release(struct membacking *mb);
 /* Zeroes resident pages only (mincore); returns bytes wiped. */
 uint64_t membackend_wipe(struct membacking *mb);
 
-const char *gm_backend_name(enum gm_backend kind);
-
 #endif

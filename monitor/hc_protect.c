@@ -1,0 +1,52 @@
+/*
+ * The guest-driven protection protocol (the seed's hypercalls, over port
+ * I/O): PROTECT turns checked access on for good; SHARE and UNSHARE move
+ * pages between private (the default once protected) and shared.
+ */
+#include "hypercall.h"
+
+static uint64_t host_protections(const struct vm *vm)
+{
+	uint64_t f = CLOAK_PROT_CHECKED_ACCESS;
+	if (gm_backend(vm->gm) == GM_BACKEND_SECRET)
+		f |= CLOAK_PROT_NO_DIRECT_MAP | CLOAK_PROT_NO_GUP;
+	/* gmem here is MMAP|INIT_SHARED: mapped, in the direct map. A host with
+	 * NO_DIRECT_MAP and private attributes would add flags here. */
+	return f;
+}
+
+static int hc_protect(struct vm *vm, void *args)
+{
+	struct cloak_hc_protect *a = args;
+	if (!gm_protected(vm->gm)) {
+		/* The argument block itself is private from now on unless the guest
+		 * shared it first; the dispatcher then drops the reply, so the
+		 * runtime shares its call area before enabling protection. */
+		gm_protect_enable(vm->gm);
+		vm_verbose(vm, "guest enabled memory protection (%llu pages shared)",
+			   (unsigned long long)gm_shared_pages(vm->gm));
+	}
+	a->flags = host_protections(vm);
+	a->ret = 0;
+	return 0;
+}
+const struct hc_def hc_protect_def = { CLOAK_HC_PROTECT, "protect",
+				       sizeof(struct cloak_hc_protect), hc_protect };
+
+static int hc_share(struct vm *vm, void *args)
+{
+	struct cloak_hc_share *a = args;
+	a->ret = gm_share(vm->gm, gpa(a->gpa), a->npages);
+	return 0;
+}
+const struct hc_def hc_share_def = { CLOAK_HC_SHARE, "share", sizeof(struct cloak_hc_share),
+				     hc_share };
+
+static int hc_unshare(struct vm *vm, void *args)
+{
+	struct cloak_hc_share *a = args;
+	a->ret = gm_unshare(vm->gm, gpa(a->gpa), a->npages);
+	return 0;
+}
+const struct hc_def hc_unshare_def = { CLOAK_HC_UNSHARE, "unshare",
+				       sizeof(struct cloak_hc_share), hc_unshare };

@@ -1,0 +1,73 @@
+/*
+ * The cloak guest runtime's API. A guest is an ordinary
+ * `int main(int argc, char **argv)`; the runtime has, before main:
+ * installed an IDT (CPU exceptions end the VM with a report), set up the
+ * heap, and (unless the guest opted out) enabled memory protection and
+ * shared one pool of bounce-buffer pages, through which all runtime I/O
+ * is copied. Applications never handle sharing unless they want to.
+ */
+#ifndef CLOAK_GUEST_H
+#define CLOAK_GUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cloak/abi.h"
+
+/* Guest configuration: define these in the guest to override defaults.
+ *   const int cloak_config_protect = 0;        run without protection
+ *   const unsigned cloak_config_bounce_pages = N;  bounce pool (default 64) */
+extern const int cloak_config_protect;
+extern const unsigned cloak_config_bounce_pages;
+
+/* Boot information from the monitor (read-only view). */
+const struct cloak_boot_info *cloak_boot_info(void);
+
+/* Protection state: 0 when off, else the CLOAK_PROT_* flags the host
+ * reported when the guest enabled it. */
+uint64_t cloak_protection(void);
+
+/* Explicit sharing, page granular (gpa == guest virtual address here:
+ * memory is identity mapped). Return 0 or -CLOAK_E*. */
+int cloak_share(void *page_aligned, size_t npages);
+int cloak_unshare(void *page_aligned, size_t npages);
+
+/* Console: bytes written or -CLOAK_E*. */
+long cloak_console_write(const void *buf, size_t len);
+
+_Noreturn void cloak_exit(int status);
+_Noreturn void cloak_abort_msg(const char *msg);
+
+/* Time. cloak_time_ns: monotonic nanoseconds since an arbitrary origin
+ * (from the TSC); cloak_walltime_ns: since the Unix epoch. */
+uint64_t cloak_time_ns(void);
+uint64_t cloak_walltime_ns(void);
+/* Sleeps in the monitor until timeout or an event in wait_set; returns 0 or
+ * -CLOAK_E*, *ready (may be NULL) gets the ready devices. */
+int cloak_poll(uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready);
+
+/* Random bytes from the host. Returns 0 or -CLOAK_E*. */
+int cloak_random(void *buf, size_t len);
+
+/* Raw call: the block must be shared once protection is on. Returns the
+ * block's ret. Used by the runtime's device layers and by tests. */
+int64_t cloak_hypercall(unsigned nr, void *block);
+
+/* Bounce pool: the shared pages I/O is copied through. */
+void *cloak_bounce_area(size_t *size);
+
+/* Cheap cycle counter. */
+static inline uint64_t cloak_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Copies with rep movsb: far cheaper than loops under instruction emulation. */
+static inline void cloak_copy(void *dst, const void *src, size_t n)
+{
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+#endif

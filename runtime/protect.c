@@ -1,0 +1,68 @@
+/*
+ * Memory protection, guest side (the seed's KVM_HC_ENABLE_MEM_PROTECTED and
+ * forced swiotlb): share the call-block pages and one bounce pool, then ask
+ * the monitor to treat everything else as private. After that the monitor
+ * can read or write only those pages.
+ */
+#include <stdint.h>
+
+#include "cloak/guest.h"
+#include "cloak/heap.h"
+#include "rt.h"
+
+extern char __shared_start[], __shared_end[];
+
+__attribute__((weak)) const int cloak_config_protect = 1;
+__attribute__((weak)) const unsigned cloak_config_bounce_pages = 64;
+
+unsigned char *rt_bounce;
+size_t rt_bounce_size;
+static uint64_t protection;
+
+static struct cloak_hc_share share_block RT_SHARED;
+static struct cloak_hc_protect protect_block RT_SHARED;
+
+static int share_call(unsigned nr, void *p, size_t npages)
+{
+	share_block.gpa = (uint64_t)(uintptr_t)p;
+	share_block.npages = npages;
+	return (int)cloak_hypercall(nr, &share_block);
+}
+
+int cloak_share(void *p, size_t npages)
+{
+	return share_call(CLOAK_HC_SHARE, p, npages);
+}
+
+int cloak_unshare(void *p, size_t npages)
+{
+	return share_call(CLOAK_HC_UNSHARE, p, npages);
+}
+
+uint64_t cloak_protection(void)
+{
+	return protection;
+}
+
+void *cloak_bounce_area(size_t *size)
+{
+	*size = rt_bounce_size;
+	return rt_bounce;
+}
+
+void rt_protect_init(void)
+{
+	size_t npages = cloak_config_bounce_pages ? cloak_config_bounce_pages : 1;
+	rt_bounce = cloak_heap_alloc_pages(npages);
+	if (!rt_bounce)
+		cloak_abort_msg("no memory for the bounce-buffer pool");
+	rt_bounce_size = npages * CLOAK_PAGE_SIZE;
+	if (!cloak_config_protect)
+		return;
+	size_t call_pages = (size_t)(__shared_end - __shared_start) / CLOAK_PAGE_SIZE;
+	if (cloak_share(__shared_start, call_pages) != 0 || cloak_share(rt_bounce, npages) != 0)
+		cloak_abort_msg("monitor refused to share the runtime's I/O pages");
+	if (cloak_hypercall(CLOAK_HC_PROTECT, &protect_block) != 0)
+		cloak_abort_msg("monitor refused to enable memory protection");
+	protection = protect_block.flags;
+}

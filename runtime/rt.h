@@ -1,0 +1,22 @@
+/* Runtime-internal declarations (not for guests). */
+#ifndef CLOAK_RT_H
+#define CLOAK_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cloak/abi.h"
+
+#define RT_SHARED __attribute__((section(".data.shared"), aligned(64)))
+
+extern const struct cloak_boot_info *rt_boot;
+
+void rt_trap_init(void);
+void rt_protect_init(void);
+/* Flushes buffered console output. */
+void rt_console_flush(void);
+/* The bounce pool (shared pages): base and size in bytes. */
+extern unsigned char *rt_bounce;
+extern size_t rt_bounce_size;
+
+#endif
