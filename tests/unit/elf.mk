@@ -17,3 +17,7 @@ $(O)/tests/mkbadelf: tests/unit/mkbadelf.c $(ELF_BUILDER_OBJ) tests/unit/elf_bui
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(ELF_BUILDER_OBJ) $(HOST_LDFLAGS)
 ALL_TARGETS += $(O)/tests/mkbadelf
+
+# The integration suite for malformed images (added here, deduplicated, in
+# case tests/integration/*.mk also lists every *.bats file).
+TESTS := $(filter-out tests/integration/badelf.bats,$(TESTS)) tests/integration/badelf.bats
