@@ -1,0 +1,68 @@
+# libcloak: libcloak.so / libcloak.a, the front ends libcloak-sodium.so and
+# libcloak-openssl.so, cloak.pc, man pages, `make install` (PREFIX, DESTDIR)
+# and the benchmark. Objects are built with hidden visibility; the version
+# scripts list what each library exports.
+LIBCLOAK_SRC := libcloak/backend.c libcloak/pool.c libcloak/mapped.c libcloak/stats.c \
+        libcloak/api.c
+LIBCLOAK_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/%.o)
+LIBCLOAK_SAN_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/san/%.o)
+LIBCLOAK_CFLAGS := -fPIC -fvisibility=hidden -Ilibcloak
+LIBCLOAK_LIBS := -pthread
+LIBCLOAK_SO_VERSION := 0
+
+$(O)/libcloak/%.o: libcloak/%.c | $(O)/libcloak/
+	$(CC) $(HOST_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -c -o $@ $<
+$(O)/san/libcloak/%.o: libcloak/%.c | $(O)/san/libcloak/
+	$(CC) $(SAN_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -c -o $@ $<
+
+$(O)/libcloak/libcloak.a: $(LIBCLOAK_OBJ) $(COMMON_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(O)/san/libcloak/libcloak.a: $(LIBCLOAK_SAN_OBJ) $(COMMON_SAN_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# $(call cloak_shared,OUTPUT,EXTRA_OBJS,VERSION_SCRIPT,LIBS)
+define cloak_shared
+$(1): $(LIBCLOAK_OBJ) $(COMMON_OBJ) $(2) $(3)
+	$$(CC) $$(HOST_LDFLAGS) -shared -Wl,-soname,$$(notdir $(1)).$(LIBCLOAK_SO_VERSION) \
+		-Wl,--version-script=$(3) -Wl,-z,defs -o $$@ $(2) $(LIBCLOAK_OBJ) $(COMMON_OBJ) \
+		$(LIBCLOAK_LIBS) $(4)
+endef
+$(eval $(call cloak_shared,$(O)/libcloak/libcloak.so,,libcloak/libcloak.map,))
+$(eval $(call cloak_shared,$(O)/libcloak/libcloak-sodium.so,$(O)/libcloak/sodium.o,libcloak/sodium.map,))
+$(eval $(call cloak_shared,$(O)/libcloak/libcloak-openssl.so,$(O)/libcloak/openssl.o,libcloak/openssl.map,-ldl))
+
+# The sanitizer twin of the sodium front end, for the ASan unit tests.
+$(O)/san/libcloak/libcloak-sodium.a: $(LIBCLOAK_SAN_OBJ) $(COMMON_SAN_OBJ) $(O)/san/libcloak/sodium.o
+	rm -f $@ && ar rcs $@ $^
+
+LIBCLOAK_LIBS_OUT := $(O)/libcloak/libcloak.so $(O)/libcloak/libcloak.a \
+        $(O)/libcloak/libcloak-sodium.so $(O)/libcloak/libcloak-openssl.so
+ALL_TARGETS += $(LIBCLOAK_LIBS_OUT)
+
+# ---- install ----
+PREFIX ?= /usr/local
+LIBCLOAK_LIBDIR = $(DESTDIR)$(PREFIX)/lib
+LIBCLOAK_MAN3 := $(wildcard man/libcloak*.3 man/cloak_secret*.3 man/*sodium*.3)
+
+.PHONY: install-libcloak
+install: install-libcloak
+install-libcloak: $(LIBCLOAK_LIBS_OUT)
+	install -d $(LIBCLOAK_LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/cloak \
+		$(DESTDIR)$(PREFIX)/share/man/man3
+	for lib in libcloak libcloak-sodium libcloak-openssl; do \
+		install -m 755 $(O)/libcloak/$$lib.so $(LIBCLOAK_LIBDIR)/$$lib.so.$(LIBCLOAK_SO_VERSION) && \
+		ln -sf $$lib.so.$(LIBCLOAK_SO_VERSION) $(LIBCLOAK_LIBDIR)/$$lib.so || exit 1; \
+	done
+	install -m 644 $(O)/libcloak/libcloak.a $(LIBCLOAK_LIBDIR)/libcloak.a
+	install -m 644 include/cloak/secret.h $(DESTDIR)$(PREFIX)/include/cloak/secret.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' libcloak/cloak.pc.in \
+		> $(LIBCLOAK_LIBDIR)/pkgconfig/cloak.pc
+	$(if $(LIBCLOAK_MAN3),install -m 644 $(LIBCLOAK_MAN3) $(DESTDIR)$(PREFIX)/share/man/man3)
+
+# ---- benchmark ----
+$(O)/bench/libcloak_bench: bench/libcloak_bench.c $(O)/libcloak/libcloak.a | $(O)/bench/
+	$(CC) $(HOST_CFLAGS) -Ilibcloak -o $@ $< $(O)/libcloak/libcloak.a -lsodium -lcrypto -pthread
+BENCHES += $(O)/bench/libcloak_bench
+
+-include $(LIBCLOAK_OBJ:.o=.d) $(LIBCLOAK_SAN_OBJ:.o=.d) $(O)/libcloak/sodium.d \
+        $(O)/libcloak/openssl.d $(O)/san/libcloak/sodium.d

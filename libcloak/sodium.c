@@ -1,0 +1,79 @@
+/*
+ * libcloak-sodium.so: libsodium's guarded-heap API on memfd_secret memory,
+ * for programs that link it instead of libsodium's copies, or preload it.
+ * Semantics kept from libsodium's documentation and tests: each allocation
+ * sits between guard pages with its end at a page end (a one-byte overflow
+ * faults), its header is checked on free (an underflow aborts), new memory is
+ * filled with 0xdb, size 0 works, an overflowing sodium_allocarray returns
+ * NULL with ENOMEM, contents survive noaccess/readonly/readwrite changes, and
+ * sodium_free accepts memory in any protection state.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GARBAGE_BYTE 0xdb
+
+/* The front end's API is what this library exports (see its .map). */
+#pragma GCC visibility push(default)
+
+void *sodium_malloc(size_t size);
+void *sodium_allocarray(size_t count, size_t size);
+void sodium_free(void *ptr);
+int sodium_mprotect_noaccess(void *ptr);
+int sodium_mprotect_readonly(void *ptr);
+int sodium_mprotect_readwrite(void *ptr);
+
+/* Programs written for libsodium do not know cloak_secret_last_error(): say
+ * once on stderr why secret memory could not be had. */
+static void report_failure(void)
+{
+	static int reported;
+	if (!__atomic_exchange_n(&reported, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "libcloak-sodium: sodium_malloc failed: %s\n", cloak_secret_last_error());
+}
+
+void *sodium_malloc(size_t size)
+{
+	void *p = cloak_secret_alloc_guarded(size);
+	if (!p) {
+		if (size <= SIZE_MAX / 4)
+			report_failure();
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(p, GARBAGE_BYTE, size);
+	return p;
+}
+
+void *sodium_allocarray(size_t count, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(count, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return sodium_malloc(total);
+}
+
+void sodium_free(void *ptr)
+{
+	cloak_secret_free(ptr);
+}
+
+int sodium_mprotect_noaccess(void *ptr)
+{
+	return cloak_secret_protect(ptr, CLOAK_NOACCESS);
+}
+
+int sodium_mprotect_readonly(void *ptr)
+{
+	return cloak_secret_protect(ptr, CLOAK_READONLY);
+}
+
+int sodium_mprotect_readwrite(void *ptr)
+{
+	return cloak_secret_protect(ptr, CLOAK_READWRITE);
+}
