@@ -1,0 +1,136 @@
+/*
+ * A hostile guest: hypercalls with bad arguments. Scenarios that the ABI
+ * answers with an error code print "NAME ret=N" and continue; scenarios
+ * that must end the VM are selected alone with argv[1].
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cloak/guest.h"
+
+static void out32(uint16_t port, uint32_t v)
+{
+	__asm__ volatile("outl %0, %w1" : : "a"(v), "Nd"(port) : "memory");
+}
+
+/* Argument blocks live in one shared page so the monitor can read them. */
+static union {
+	struct cloak_hc_console con;
+	struct cloak_hc_random rnd;
+	struct cloak_hc_share sh;
+	struct cloak_hc_nop nop;
+	unsigned char page[4096];
+} blk __attribute__((section(".data.shared"), aligned(4096)));
+
+static char private_secret[4096] __attribute__((aligned(4096))) = "PRIVATE-SECRET-0123456789";
+
+static void report(const char *name, int64_t ret)
+{
+	printf("%s ret=%lld\n", name, (long long)ret);
+}
+
+static int64_t console(uint64_t buf, uint64_t len)
+{
+	memset(&blk, 0, sizeof blk.con);
+	blk.con.buf = buf;
+	blk.con.len = len;
+	return cloak_hypercall(CLOAK_HC_CONSOLE, &blk.con);
+}
+
+static int64_t rnd(uint64_t buf, uint64_t len)
+{
+	memset(&blk, 0, sizeof blk.rnd);
+	blk.rnd.buf = buf;
+	blk.rnd.len = len;
+	return cloak_hypercall(CLOAK_HC_RANDOM, &blk.rnd);
+}
+
+static int64_t share(unsigned nr, uint64_t g, uint64_t n)
+{
+	memset(&blk, 0, sizeof blk.sh);
+	blk.sh.gpa = g;
+	blk.sh.npages = n;
+	return cloak_hypercall(nr, &blk.sh);
+}
+
+static void error_cases(void)
+{
+	uint64_t mem = cloak_boot_info()->mem_size;
+	size_t bsz;
+	unsigned char *bounce = cloak_bounce_area(&bsz);
+	report("console_beyond_end", console(mem, 16));
+	report("console_straddles_end", console(mem - 8, 16));
+	report("console_len_too_big", console((uintptr_t)bounce, UINT64_MAX));
+	report("console_wraps", console(UINT64_MAX - 7, 16));
+	report("console_private", console((uintptr_t)private_secret, 16));
+	/* Shared at the start, private at the end: refused whole. */
+	report("console_straddles_private", console((uintptr_t)bounce + bsz - 8, 16));
+	report("console_null", console(0, 16));
+	report("random_too_big", rnd((uintptr_t)bounce, CLOAK_RANDOM_MAX + 1));
+	report("random_beyond_end", rnd(mem - 4, 8));
+	report("random_private", rnd((uintptr_t)private_secret, 8));
+	report("share_unaligned", share(CLOAK_HC_SHARE, 0x100001, 1));
+	report("share_zero_pages", share(CLOAK_HC_SHARE, 0x100000, 0));
+	report("share_wraps", share(CLOAK_HC_SHARE, 0x100000, UINT64_MAX / 4096 + 2));
+	report("share_beyond_end", share(CLOAK_HC_SHARE, mem - 4096, 2));
+	report("unshare_beyond_end", share(CLOAK_HC_UNSHARE, mem, 1));
+	memset(&blk, 0, sizeof blk.nop);
+	report("unknown_call", cloak_hypercall(CLOAK_HC_MAX - 1, &blk.nop));
+	/* A range that was shared and then unshared is refused again. */
+	share(CLOAK_HC_SHARE, (uintptr_t)private_secret, 1);
+	report("console_shared_then", console((uintptr_t)private_secret, 14));
+	printf("\n");
+	share(CLOAK_HC_UNSHARE, (uintptr_t)private_secret, 1);
+	report("console_after_unshare", console((uintptr_t)private_secret, 16));
+	report("console_ok", console((uintptr_t)bounce, 0));
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "errors";
+	if (!strcmp(what, "errors")) {
+		error_cases();
+		return 0;
+	}
+	if (!strcmp(what, "block_outside")) /* argument block beyond RAM */
+		out32(CLOAK_HC_PORT_BASE + CLOAK_HC_CONSOLE, 0xfffffff0u);
+	if (!strcmp(what, "block_unaligned"))
+		out32(CLOAK_HC_PORT_BASE + CLOAK_HC_CONSOLE, (uint32_t)(uintptr_t)&blk + 4);
+	if (!strcmp(what, "block_private"))
+		out32(CLOAK_HC_PORT_BASE + CLOAK_HC_CONSOLE, (uint32_t)(uintptr_t)private_secret);
+	if (!strcmp(what, "block_straddles_end")) {
+		uint64_t mem = cloak_boot_info()->mem_size;
+		out32(CLOAK_HC_PORT_BASE + CLOAK_HC_ABORT, (uint32_t)(mem - 8));
+	}
+	if (!strcmp(what, "unknown_port"))
+		out32(0x600, 0);
+	if (!strcmp(what, "port_below"))
+		out32(CLOAK_HC_PORT_BASE - 1, 0);
+	if (!strcmp(what, "wrong_size_b"))
+		__asm__ volatile("outb %b0, %w1" : : "a"(0), "Nd"((uint16_t)CLOAK_HC_PORT_BASE + 1));
+	if (!strcmp(what, "wrong_size_w"))
+		__asm__ volatile("outw %w0, %w1" : : "a"(0), "Nd"((uint16_t)CLOAK_HC_PORT_BASE + 1));
+	if (!strcmp(what, "port_in")) {
+		uint32_t v;
+		__asm__ volatile("inl %w1, %0" : "=a"(v) : "Nd"((uint16_t)CLOAK_HC_PORT_BASE + 1));
+	}
+	if (!strcmp(what, "string_io")) {
+		uint32_t v[2] = { 0, 0 };
+		const void *p = v;
+		uint64_t n = 2;
+		__asm__ volatile("rep outsl" : "+S"(p), "+c"(n) : "d"((uint16_t)CLOAK_HC_PORT_BASE + 1) : "memory");
+	}
+	if (!strcmp(what, "mmio")) {
+		/* Map a 2 MiB page past the end of RAM into our own page tables
+		 * (identity map, PD of the first GiB) and touch it: no memslot
+		 * there, so KVM exits with MMIO, which the monitor refuses. */
+		uint64_t mem = cloak_boot_info()->mem_size;
+		volatile uint64_t *pd = (uint64_t *)(uintptr_t)(0x10000 + 3 * 4096);
+		uint64_t idx = mem / (2u << 20);
+		pd[idx] = (idx * (2u << 20)) | 0x83;
+		__asm__ volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" ::: "rax", "memory");
+		(void)*(volatile uint64_t *)(uintptr_t)(idx * (2u << 20));
+	}
+	return 3;
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# Booting guests: hello, arguments, exit statuses, options.
+load helpers
+
+@test "hello boots with protected memory and prints its arguments" {
+	need_kvm
+	run_cloak "$HELLO" -- one "two words"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Hello from a cloak guest!"* ]]
+	[[ "$output" == *'argv[1] = "one"'* ]]
+	[[ "$output" == *'argv[2] = "two words"'* ]]
+	[[ "$output" == *"memory protection on"* ]]
+}
+
+@test "guest exit statuses pass through (0, 1, 42, 239)" {
+	need_kvm
+	for s in 0 1 42 239; do
+		run_cloak "$GUESTS/exit_status.elf" "$s"
+		[ "$status" -eq "$s" ] || { echo "wanted $s got $status: $output"; return 1; }
+	done
+}
+
+@test "a guest exit status in the monitor's range is a violation (253)" {
+	need_kvm
+	run_cloak "$GUESTS/exit_status.elf" 240
+	[ "$status" -eq 253 ]
+	[[ "$output" == *"outside 0-239"* ]]
+}
+
+@test "returning from main exits with main's value" {
+	need_kvm
+	run_cloak "$GUESTS/exit_status.elf" 7 return
+	[ "$status" -eq 7 ]
+}
+
+@test "--verbose names the backend and KVM capabilities" {
+	need_kvm
+	run_cloak --verbose "$HELLO"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"memory backend: secret"* ]]
+	[[ "$output" == *"guest_memfd"* ]]
+	[[ "$output" == *"guest enabled memory protection"* ]]
+}
+
+@test "--quiet prints only guest output" {
+	need_kvm
+	run_cloak --quiet "$HELLO"
+	[ "$status" -eq 0 ]
+	! printf '%s\n' "$output" | grep -q '^cloak:'
+}
+
+@test "--memory=shared and --memory=gmem boot hello" {
+	need_kvm
+	run_cloak --memory=shared "$HELLO"
+	[ "$status" -eq 0 ]
+	run_cloak --memory=gmem "$HELLO"
+	[ "$status" -eq 0 ] || [ "$status" -eq 249 ]
+	[[ "$output" == *"Hello"* || "$output" == *"guest_memfd"* ]]
+}
+
+@test "--mem accepts sizes inside the bounds" {
+	need_kvm
+	for m in 4M 6M 64M 1G 4096K; do
+		run_cloak --mem=$m "$HELLO"
+		[ "$status" -eq 0 ] || { echo "--mem=$m: $status $output"; return 1; }
+	done
+}
+
+@test "--mem outside bounds or malformed is a usage error (251)" {
+	for m in 2M 3M 5M 17G 0 -1 64X "" 99999999999999999999G; do
+		run_cloak --mem="$m" "$HELLO"
+		[ "$status" -eq 251 ] || { echo "--mem=$m: $status"; return 1; }
+		[[ "$output" == "cloak: --mem="* ]]
+	done
+}
+
+@test "usage errors: no guest, unknown option, bad timeout, bad backend (251)" {
+	run_cloak
+	[ "$status" -eq 251 ]; [[ "$output" == *"no guest given"* ]]
+	run_cloak --frobnicate "$HELLO"
+	[ "$status" -eq 251 ]; [[ "$output" == *"unknown option --frobnicate"* ]]
+	run_cloak --timeout=soon "$HELLO"
+	[ "$status" -eq 251 ]; [[ "$output" == *"--timeout=soon"* ]]
+	run_cloak --memory=magic "$HELLO"
+	[ "$status" -eq 251 ]; [[ "$output" == *"unknown backend"* ]]
+	run_cloak -q -v "$HELLO"
+	[ "$status" -eq 251 ]
+}
+
+@test "--help and --version exit 0" {
+	run_cloak --help
+	[ "$status" -eq 0 ]; [[ "$output" == *"usage: cloak"* ]]; [[ "$output" == *"Exit status"* ]]
+	run_cloak --version
+	[ "$status" -eq 0 ]; [[ "$output" == "cloak "*"guest ABI 1"* ]]
+}
+
+@test "a missing guest file is a bad-image error (250)" {
+	run_cloak /nonexistent/guest.elf
+	[ "$status" -eq 250 ]
+	[[ "$output" == "cloak: cannot open guest /nonexistent/guest.elf"* ]]
+}
+
+@test "a non-ELF file is rejected (250)" {
+	run_cloak /etc/hostname
+	[ "$status" -eq 250 ]
+	assert_one_error_line
+}
+
+@test "a host ELF (not a cloak guest) is rejected (250)" {
+	run_cloak /bin/true
+	[ "$status" -eq 250 ]
+	assert_one_error_line
+}
+
+@test "guest wall time is close to the host's" {
+	need_kvm
+	run_cloak "$GUESTS/timecheck.elf"
+	[ "$status" -eq 0 ]
+	local guest host
+	guest=$(printf '%s\n' "$output" | sed -n 's/^walltime_s=//p')
+	host=$(date +%s)
+	[ $((host - guest)) -le 5 ] && [ $((guest - host)) -le 5 ]
+	[[ "$output" == *"monotonic ok"* ]]
+	[[ "$output" == *"sleep ok"* ]]
+	[[ "$output" == *"random ok"* ]]
+}

@@ -1,0 +1,38 @@
+# Shared setup for the integration suites (bats). Paths are relative to the
+# repository root; `make check` runs from there.
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+O=${O:-build}
+CLOAK=$ROOT/$O/cloak
+GUESTS=$ROOT/$O/tests/guests
+HELLO=$ROOT/$O/examples/hello.elf
+
+# Tests that boot guests need /dev/kvm (and, for the default backend,
+# memfd_secret). Without them they SKIP with the reason, unless
+# CLOAK_REQUIRE_KVM=1 (CI), when they fail.
+need_kvm() {
+	local why=""
+	[ -c /dev/kvm ] || why="/dev/kvm missing"
+	[ -z "$why" ] && [ ! -r /dev/kvm ] && why="/dev/kvm not readable"
+	[ -z "$why" ] && [ ! -d /sys/module/secretmem ] && \
+		! grep -qw memfd_secret /proc/kallsyms 2>/dev/null && why="memfd_secret unavailable"
+	if [ -n "$why" ]; then
+		if [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ]; then
+			echo "CLOAK_REQUIRE_KVM=1 but $why" >&2
+			return 1
+		fi
+		skip "$why"
+	fi
+}
+
+# run_cloak ARGS...: runs the monitor with a safety timeout so a broken
+# build cannot hang the suite; output and status land in $output/$status.
+run_cloak() {
+	run timeout 60 "$CLOAK" "$@"
+}
+
+# One line of stderr-style message: the monitor's errors start with "cloak: ".
+assert_one_error_line() {
+	local n
+	n=$(printf '%s\n' "$output" | grep -c '^cloak: ')
+	[ "$n" -ge 1 ] || { echo "no 'cloak:' error line in: $output"; return 1; }
+}

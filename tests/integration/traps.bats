@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# CPU exceptions, crashes and the watchdog.
+load helpers
+
+trap_case() { # NAME VECTOR-TEXT
+	run_cloak "$GUESTS/trap.elf" "$1"
+	[ "$status" -eq 255 ] || { echo "$1: status $status: $output"; return 1; }
+	[[ "$output" == *"guest exception: vector $2"* ]] || { echo "$1: $output"; return 1; }
+	[[ "$output" == *"at rip 0x"* ]]
+}
+
+@test "invalid opcode (#UD) is reported with vector and rip, exit 255" {
+	need_kvm; trap_case ud "6 (#UD invalid opcode)"
+}
+@test "divide error (#DE) is reported, exit 255" {
+	need_kvm; trap_case de "0 (#DE divide error)"
+}
+@test "general protection (#GP, non-canonical address) is reported, exit 255" {
+	need_kvm; trap_case gp "13 (#GP general protection)"
+}
+@test "null pointer read faults (#PF at address 0), exit 255" {
+	need_kvm; trap_case null "14 (#PF page fault)"
+	[[ "$output" == *"address 0x0"* ]]
+}
+@test "null pointer write faults (#PF, write error code), exit 255" {
+	need_kvm; trap_case null-write "14 (#PF page fault) error 0x2"
+	[[ "$output" == *"address 0x8"* ]]
+}
+@test "access past the end of guest RAM faults (#PF), exit 255" {
+	need_kvm; trap_case beyond "14 (#PF page fault)"
+}
+@test "abort with a message exits 255 and shows the message" {
+	need_kvm
+	run_cloak "$GUESTS/trap.elf" abort
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"guest aborted: the guest gave up"* ]]
+}
+@test "a triple fault is a crash (254)" {
+	need_kvm
+	run_cloak "$GUESTS/trap.elf" triple
+	[ "$status" -eq 254 ]
+	[[ "$output" == *"triple-faulted"* ]]
+}
+@test "hlt without exit is a violation (253)" {
+	need_kvm
+	run_cloak "$GUESTS/trap.elf" hlt
+	[ "$status" -eq 253 ]
+	[[ "$output" == *"halted"* ]]
+}
+
+watchdog_case() {
+	local start end
+	start=$(date +%s%N)
+	run_cloak --timeout=1 "$GUESTS/trap.elf" "$1"
+	end=$(date +%s%N)
+	[ "$status" -eq 252 ] || { echo "$1: status $status: $output"; return 1; }
+	[[ "$output" == *"watchdog"* ]]
+	# Stopped within 1 s of the deadline (process start adds a little).
+	[ $(( (end - start) / 1000000 )) -lt 2500 ] || { echo "took $(( (end - start) / 1000000 )) ms"; return 1; }
+}
+@test "watchdog stops a spinning guest (252, within 1 s of the deadline)" {
+	need_kvm; watchdog_case spin
+}
+@test "watchdog stops a guest wedged in vmcall (252)" {
+	need_kvm; watchdog_case vmcall
+}
+@test "watchdog stops a guest wedged in vmmcall (252)" {
+	need_kvm; watchdog_case vmmcall
+}
+@test "SIGTERM stops a spinning guest with status 240" {
+	need_kvm
+	timeout 30 "$CLOAK" "$GUESTS/trap.elf" spin & pid=$!
+	sleep 0.5
+	kill -TERM $pid
+	rc=0
+	wait $pid || rc=$?
+	[ "$rc" -eq 240 ]
+}
