@@ -1,0 +1,2 @@
+# Every bats suite here runs under `make check` (after `make all`).
+TESTS += $(sort $(wildcard tests/integration/*.bats))

@@ -1,0 +1,4 @@
+$(eval $(call unit_test,test_options,,))
+$(eval $(call unit_test,test_pagetable,,))
+$(eval $(call unit_test,test_guestmem,,))
+TESTS += tests/unit/structure.bats

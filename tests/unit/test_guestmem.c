@@ -1,0 +1,241 @@
+/* Checked guest-memory access, the share bitmap, and wiping at release. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cloak/abi.h"
+#include "guestmem.h"
+#include "sharemap.h"
+
+#define MEM (8ull << 20)
+#define PG CLOAK_PAGE_SIZE
+
+static struct guestmem *mk(enum gm_backend b)
+{
+	char err[256];
+	int st;
+	struct guestmem *gm = gm_create(b, MEM, -1, err, sizeof err, &st);
+	if (!gm)
+		fail_msg("gm_create: %s", err);
+	return gm;
+}
+
+/* The bitmap against a plain bool array under random range operations. */
+static void test_sharemap_model(void **state)
+{
+	const uint64_t n = 5000;
+	struct sharemap m;
+	assert_int_equal(sharemap_init(&m, n), 0);
+	unsigned char *model = calloc(n, 1);
+	srand(7);
+	for (int it = 0; it < 20000; it++) {
+		uint64_t a = (uint64_t)rand() % n, len = 1 + (uint64_t)rand() % 200;
+		if (a + len > n)
+			len = n - a;
+		int op = rand() % 3;
+		if (op == 0) {
+			sharemap_set(&m, a, len);
+			memset(model + a, 1, len);
+		} else if (op == 1) {
+			sharemap_clear(&m, a, len);
+			memset(model + a, 0, len);
+		} else {
+			int all = 1;
+			for (uint64_t i = a; i < a + len; i++)
+				all &= model[i];
+			assert_int_equal(sharemap_all_set(&m, a, len), all);
+		}
+	}
+	uint64_t cnt = 0;
+	for (uint64_t i = 0; i < n; i++)
+		cnt += model[i];
+	assert_int_equal(m.nshared, cnt);
+	uint64_t seen = 0;
+	for (uint64_t p = sharemap_next_set(&m, 0); p < n; p = sharemap_next_set(&m, p + 1)) {
+		assert_true(model[p]);
+		seen++;
+	}
+	assert_int_equal(seen, cnt);
+	free(model);
+	sharemap_free(&m);
+}
+
+static void test_bounds(void **state)
+{
+	struct guestmem *gm = mk(GM_BACKEND_ANON);
+	char buf[64] = "hello";
+	assert_int_equal(gm_copy_to(gm, gpa(MEM - 5), buf, 5), GM_OK);
+	assert_int_equal(gm_copy_to(gm, gpa(MEM - 4), buf, 5), GM_EFAULT);
+	assert_int_equal(gm_copy_to(gm, gpa(MEM), buf, 1), GM_EFAULT);
+	assert_int_equal(gm_copy_to(gm, gpa(MEM), buf, 0), GM_OK);
+	assert_int_equal(gm_copy_to(gm, gpa(MEM + 1), buf, 0), GM_EFAULT);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(UINT64_MAX - 2), 8), GM_EFAULT);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(8), UINT64_MAX), GM_EFAULT);
+	assert_int_equal(gm_zero(gm, gpa(1), UINT64_MAX), GM_EFAULT);
+	char back[8] = "";
+	assert_int_equal(gm_copy_from(gm, back, gpa(MEM - 5), 5), GM_OK);
+	assert_memory_equal(back, "hello", 5);
+	assert_true(gm_refused(gm) >= 6);
+	gm_destroy(gm);
+}
+
+static void test_protection(void **state)
+{
+	struct guestmem *gm = mk(GM_BACKEND_ANON);
+	char buf[3 * PG];
+	memset(buf, 'A', sizeof buf);
+	assert_int_equal(gm_copy_to(gm, gpa(0x100000), buf, sizeof buf), GM_OK);
+	gm_protect_enable(gm);
+	assert_true(gm_protected(gm));
+	/* Nothing shared: everything refused, even one byte. */
+	assert_int_equal(gm_copy_from(gm, buf, gpa(0x100000), 1), GM_EACCES);
+	/* Share pages 1 and 2 of three: a range touching page 0 is refused
+	 * whole, with no partial copy. */
+	assert_int_equal(gm_share(gm, gpa(0x101000), 2), 0);
+	memset(buf, 'Z', sizeof buf);
+	assert_int_equal(gm_copy_to(gm, gpa(0x100ff0), buf, 32), GM_EACCES);
+	memset(buf, 0, sizeof buf);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(0x101000), 2 * PG), GM_OK);
+	assert_int_equal(buf[0], 'A');
+	assert_int_equal(gm_copy_from(gm, buf, gpa(0x100ff0), 32), GM_EACCES);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(0x102ff0), 32), GM_EACCES);
+	/* The refused write left page 0 intact ('A', not 'Z'). */
+	gm_share(gm, gpa(0x100000), 1);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(0x100ff0), 16), GM_OK);
+	assert_int_equal(buf[0], 'A');
+	/* Unshare takes effect at once. */
+	assert_int_equal(gm_unshare(gm, gpa(0x101000), 1), 0);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(0x101000), 8), GM_EACCES);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(0x102000), 8), GM_OK);
+	/* Repeats are idempotent. */
+	assert_int_equal(gm_share(gm, gpa(0x102000), 1), 0);
+	assert_int_equal(gm_unshare(gm, gpa(0x101000), 1), 0);
+	assert_int_equal(gm_shared_pages(gm), 2);
+	gm_destroy(gm);
+}
+
+static void test_share_validation(void **state)
+{
+	struct guestmem *gm = mk(GM_BACKEND_ANON);
+	assert_int_equal(gm_share(gm, gpa(0x1001), 1), -CLOAK_EINVAL);
+	assert_int_equal(gm_share(gm, gpa(0x1000), 0), -CLOAK_EINVAL);
+	assert_int_equal(gm_share(gm, gpa(MEM), 1), -CLOAK_EFAULT);
+	assert_int_equal(gm_share(gm, gpa(MEM - PG), 2), -CLOAK_EFAULT);
+	assert_int_equal(gm_share(gm, gpa(PG), UINT64_MAX / PG + 1), -CLOAK_EFAULT);
+	assert_int_equal(gm_share(gm, gpa(UINT64_MAX & ~(PG - 1)), 1), -CLOAK_EFAULT);
+	assert_int_equal(gm_unshare(gm, gpa(MEM - PG), 2), -CLOAK_EFAULT);
+	assert_int_equal(gm_shared_pages(gm), 0);
+	assert_int_equal(gm_share(gm, gpa(0), MEM / PG), 0);
+	assert_int_equal(gm_shared_pages(gm), MEM / PG);
+	gm_destroy(gm);
+}
+
+static void test_fd_io_checked(void **state)
+{
+	struct guestmem *gm = mk(GM_BACKEND_ANON);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	gm_copy_to(gm, gpa(0x200000), "secret!", 7);
+	gm_protect_enable(gm);
+	assert_int_equal(gm_write_fd(gm, p[1], gpa(0x200000), 7), -1);
+	gm_share(gm, gpa(0x200000), 1);
+	assert_int_equal(gm_write_fd(gm, p[1], gpa(0x200000), 7), 7);
+	assert_int_equal(gm_read_fd(gm, p[0], gpa(0x200100), 7), 7);
+	assert_int_equal(gm_pwrite(gm, p[1], gpa(MEM - 2), 7, 0), -1);
+	char b[8] = "";
+	assert_int_equal(gm_copy_from(gm, b, gpa(0x200100), 7), GM_OK);
+	assert_memory_equal(b, "secret!", 7);
+	close(p[0]);
+	close(p[1]);
+	gm_destroy(gm);
+}
+
+/* Release wipes: keep a second reference to the backing file, destroy the
+ * guest memory, then map the file again and look. */
+static void wipe_check(enum gm_backend b)
+{
+	struct guestmem *gm = mk(b);
+	int fd = gm_debug_dup_fd(gm);
+	assert_true(fd >= 0);
+	static char secret[3 * 4096];
+	memset(secret, 0x5a, sizeof secret);
+	assert_int_equal(gm_copy_to(gm, gpa(0x300000), secret, sizeof secret), GM_OK);
+	assert_int_equal(gm_copy_to(gm, gpa(MEM - 4096), secret, 4096), GM_OK);
+	gm_destroy(gm);
+	unsigned char *p = mmap(NULL, MEM, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	size_t nonzero = 0;
+	for (uint64_t i = 0; i < MEM; i++)
+		nonzero += p[i] != 0;
+	assert_int_equal(nonzero, 0);
+	munmap(p, MEM);
+	close(fd);
+}
+
+static void test_wipe_shared(void **state)
+{
+	wipe_check(GM_BACKEND_SHARED);
+}
+
+static void test_wipe_secret(void **state)
+{
+	if (!getenv("CLOAK_REQUIRE_KVM") || strcmp(getenv("CLOAK_REQUIRE_KVM"), "1")) {
+		char err[256];
+		int st;
+		struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
+		if (!gm)
+			skip();
+		gm_destroy(gm);
+	}
+	wipe_check(GM_BACKEND_SECRET);
+}
+
+static void test_secret_is_secretmem(void **state)
+{
+	char err[256];
+	int st;
+	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
+	if (!gm) {
+		const char *req = getenv("CLOAK_REQUIRE_KVM");
+		if (req && !strcmp(req, "1"))
+			fail_msg("secret backend unavailable: %s", err);
+		skip();
+	}
+	struct gm_slot sl;
+	gm_slot(gm, &sl);
+	/* /proc/self/maps names the mapping "secretmem". */
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int found = 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == sl.userspace_addr)
+			found = strstr(line, "secretmem") != NULL;
+	}
+	fclose(f);
+	assert_true(found);
+	gm_destroy(gm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sharemap_model),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_protection),
+		cmocka_unit_test(test_share_validation),
+		cmocka_unit_test(test_fd_io_checked),
+		cmocka_unit_test(test_wipe_shared),
+		cmocka_unit_test(test_wipe_secret),
+		cmocka_unit_test(test_secret_is_secretmem),
+	};
+	return cmocka_run_group_tests_name("guestmem", tests, NULL, NULL);
+}
