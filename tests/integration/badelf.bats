@@ -6,46 +6,40 @@
 #
 # Needs the build (cloak, mkbadelf, hello.elf) and /dev/kvm: without them
 # each test is skipped with the reason, or fails when CLOAK_REQUIRE_KVM=1.
-# The build directory is $O (as given to make), default build/.
+load helpers
+MKBADELF=$ROOT/$O/tests/mkbadelf
 
-root=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-build=${O:-build}
-[[ $build == /* ]] || build=$root/$build
-cloak=$build/cloak
-mkbadelf=$build/tests/mkbadelf
-hello=$build/examples/hello.elf
-
-missing_prerequisite() {
+missing_build() {
 	local f
-	for f in "$cloak" "$mkbadelf" "$hello"; do
-		[[ -x $f || ( $f == *.elf && -f $f ) ]] || { echo "$f is not built (run make)"; return; }
+	for f in "$CLOAK" "$MKBADELF" "$HELLO"; do
+		[ -f "$f" ] || { echo "$f is not built (run make)"; return; }
 	done
-	[[ -e /dev/kvm ]] || { echo "/dev/kvm is missing (no KVM on this host)"; return; }
-	[[ -r /dev/kvm && -w /dev/kvm ]] || echo "/dev/kvm is not readable and writable by $(id -un)"
 }
 
 setup_file() {
-	if [[ -z $(missing_prerequisite) ]]; then
-		"$mkbadelf" "$hello" "$BATS_FILE_TMPDIR/bad"
+	if [ -z "$(missing_build)" ]; then
+		"$MKBADELF" "$HELLO" "$BATS_FILE_TMPDIR/bad"
 	fi
 }
 
 setup() {
 	local why
-	why=$(missing_prerequisite)
-	[[ -z $why ]] && return 0
-	if [[ ${CLOAK_REQUIRE_KVM:-0} == 1 ]]; then
-		echo "CLOAK_REQUIRE_KVM=1 but $why" >&2
-		return 1
+	why=$(missing_build)
+	if [ -n "$why" ]; then
+		if [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ]; then
+			echo "CLOAK_REQUIRE_KVM=1 but $why" >&2
+			return 1
+		fi
+		skip "$why"
 	fi
-	skip "$why"
+	need_kvm
 }
 
 # refused CASE REASON: cloak exits 250 on CASE.elf printing one line that
 # contains REASON. --timeout keeps an image accepted by mistake from
 # hanging the suite.
 refused() {
-	run "$cloak" --timeout=5 "$BATS_FILE_TMPDIR/bad/$1.elf"
+	run_cloak --timeout=5 "$BATS_FILE_TMPDIR/bad/$1.elf"
 	echo "exit status $status, output:"
 	echo "$output"
 	[ "$status" -eq 250 ]
@@ -55,7 +49,7 @@ refused() {
 }
 
 @test "the unmodified hello.elf is not refused (the variants fail for their mutation)" {
-	run "$cloak" --timeout=30 "$hello"
+	run_cloak --timeout=30 "$HELLO"
 	echo "exit status $status, output: $output"
 	[ "$status" -ne 250 ]
 }
@@ -79,7 +73,7 @@ refused() {
 @test "entry point outside code" { refused bad-entry "entry point"; }
 
 @test "mkbadelf writes every case this file tests" {
-	run "$mkbadelf" --list
+	run "$MKBADELF" --list
 	[ "$status" -eq 0 ]
 	local c
 	for c in "${lines[@]}"; do
