@@ -51,7 +51,7 @@ check: all
 check-asan: $(ASAN_TESTS)
 	tests/harness/run-tests $(ASAN_TESTS)
 
-bench: all $(BENCHES)
+bench: all
 	bench/run-benches $(BENCHES)
 
 clean:

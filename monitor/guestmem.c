@@ -46,13 +46,14 @@ struct guestmem *gm_create(enum gm_backend backend, uint64_t size, int kvm_vm_fd
 	return gm;
 }
 
-void gm_destroy(struct guestmem *gm)
+uint64_t gm_destroy(struct guestmem *gm)
 {
 	if (!gm)
-		return;
-	membackend_release(&gm->mb);
+		return 0;
+	uint64_t wiped = membackend_release(&gm->mb);
 	sharemap_free(&gm->shared);
 	free(gm);
+	return wiped;
 }
 
 uint64_t gm_size(const struct guestmem *gm) { return gm->mb.size; }

@@ -42,8 +42,9 @@ const char *gm_backend_name(enum gm_backend kind);
  * what to do) into err; *exit_status gets the CLOAK_EXIT_* to use. */
 struct guestmem *gm_create(enum gm_backend backend, uint64_t size, int kvm_vm_fd,
 			   char *err, size_t errlen, int *exit_status);
-/* Wipes every page the guest may have touched, then unmaps. NULL is fine. */
-void gm_destroy(struct guestmem *gm);
+/* Wipes every page the guest may have touched, then unmaps. NULL is fine.
+ * Returns the bytes wiped (the resident part of guest memory). */
+uint64_t gm_destroy(struct guestmem *gm);
 
 uint64_t gm_size(const struct guestmem *gm);
 enum gm_backend gm_backend(const struct guestmem *gm);

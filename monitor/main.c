@@ -14,6 +14,7 @@
 
 #include "boot.h"
 #include "cloak/abi.h"
+#include "devices.h"
 #include "elf_load.h"
 #include "hostcheck.h"
 #include "options.h"
@@ -100,8 +101,10 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 	argv[0] = (char *)(slash ? slash + 1 : o->guest);
 	for (int i = 0; i < o->guest_argc; i++)
 		argv[i + 1] = o->guest_argv[i];
-	if (boot_write_info(vm, img.highest, CLOAK_CAP_PROTECT, o->guest_argc + 1, argv, err,
-			    errlen))
+	if (devices_setup(vm, o, err, errlen, &status))
+		return status;
+	if (boot_write_info(vm, img.highest, CLOAK_CAP_PROTECT | devices_caps(vm),
+			    o->guest_argc + 1, argv, err, errlen))
 		return CLOAK_EXIT_USAGE;
 	if (watchdog_init(vm->run) || watchdog_arm(o->timeout_ms)) {
 		snprintf(err, errlen, "cannot set up the watchdog: %s", strerror(errno));
@@ -152,7 +155,11 @@ int main(int argc, char **argv)
 	int status = boot_and_run(&vm, &o, err, sizeof err);
 	if (err[0])
 		die_line(err);
-	gm_destroy(vm.gm); /* wipes guest memory before it returns to the kernel */
+	devices_finish(&vm, o.dump_shared); /* before the wipe: --dump-shared */
+	/* Wipes guest memory before it returns to the kernel. */
+	uint64_t wiped = gm_destroy(vm.gm);
+	if (vm.gm)
+		vm_verbose(&vm, "guest memory wiped: %llu KiB resident", (unsigned long long)(wiped >> 10));
 	vm_close(&vm);
 	return status;
 }

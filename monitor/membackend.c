@@ -170,14 +170,16 @@ uint64_t membackend_wipe(struct membacking *mb)
 	return wiped;
 }
 
-void membackend_release(struct membacking *mb)
+uint64_t membackend_release(struct membacking *mb)
 {
+	uint64_t wiped = 0;
 	if (mb->base) {
-		membackend_wipe(mb);
+		wiped = membackend_wipe(mb);
 		munmap(mb->base, mb->size);
 	}
 	if (mb->fd >= 0)
 		close(mb->fd);
 	mb->base = NULL;
 	mb->fd = -1;
+	return wiped;
 }

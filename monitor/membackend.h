@@ -19,7 +19,7 @@ struct membacking {
 int membackend_create(struct membacking *mb, enum gm_backend kind, uint64_t size,
 		      int kvm_vm_fd, char *err, size_t errlen, int *exit_status);
 /* Zeroes every resident page, then unmaps and closes. */
-void membackend_release(struct membacking *mb);
+uint64_t membackend_release(struct membacking *mb); /* returns bytes wiped */
 /* Zeroes resident pages only (mincore); returns bytes wiped. */
 uint64_t membackend_wipe(struct membacking *mb);
 

@@ -31,4 +31,4 @@ $(1): $(2) $(O)/runtime/libcloakrt.a runtime/guest.ld
 endef
 
 ALL_TARGETS += $(O)/runtime/libcloakrt.a
--include $(RUNTIME_OBJ:.o=.d)
+-include $(RUNTIME_OBJ:.o=.d) $(shell find $(O)/guest -name "*.d" 2>/dev/null)

@@ -80,6 +80,9 @@ struct cloak_boot_info {
 /* ------------------------------------------------------------------ */
 #define CLOAK_HC_PORT_BASE 0x500u
 #define CLOAK_HC_MAX 32u /* ports base .. base+MAX-1 belong to cloak */
+/* An `outl` here exits to the monitor, which does nothing and resumes the
+ * guest: the reference a call's overhead is measured against. */
+#define CLOAK_PORT_NULL (CLOAK_HC_PORT_BASE + CLOAK_HC_MAX)
 
 enum cloak_hc {
 	CLOAK_HC_NOP = 0,          /* struct cloak_hc_nop */
@@ -112,6 +115,7 @@ enum cloak_hc {
 #define CLOAK_EPIPE 10  /* peer closed the channel */
 #define CLOAK_E2BIG 11  /* length larger than the call allows */
 #define CLOAK_EBUSY 12  /* state conflict (e.g. protection already on) */
+#define CLOAK_ETIMEDOUT 13 /* runtime only: a deadline passed before I/O could proceed */
 
 struct cloak_hc_nop {
 	int64_t ret;
@@ -263,5 +267,6 @@ CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_abort) == 64, "abort");
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_block_info) == 72, "block info");
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_block_io) == 48, "block io");
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_chan_open) == 48, "chan open");
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_chan_io) == 40, "chan io");
 
 #endif

@@ -1,0 +1,13 @@
+# Benchmarks (`make bench`): each entry of BENCHES prints its own table.
+$(O)/bench/bench_boot: bench/bench_boot.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $<
+$(O)/bench/bench_guestmem: bench/bench_guestmem.c $(O)/monitor/libmonitor.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Imonitor -o $@ $< $(O)/monitor/libmonitor.a $(MONITOR_LIBS)
+$(eval $(call guest_elf,$(O)/bench/guests/hcbench.elf,$(O)/guest/bench/guests/hcbench.o))
+
+CORE_BENCH_DEPS := $(O)/bench/bench_boot $(O)/bench/bench_guestmem $(O)/bench/guests/hcbench.elf \
+	$(O)/cloak $(O)/examples/hello.elf
+ALL_TARGETS += $(CORE_BENCH_DEPS)
+BENCHES += bench/run-core-bench
