@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 struct cloak_config cloak_cfg;
@@ -193,9 +194,10 @@ static bool map_fallback(char *p, size_t len)
 	if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
 	    MAP_FAILED)
 		return false;
-	/* Never weaker than promised: each step must succeed. */
+	/* Never weaker than promised: each step must succeed. mlock goes through
+	 * syscall() because sanitizer runtimes replace mlock() with a no-op. */
 	if (madvise(p, len, MADV_DONTDUMP) != 0 || madvise(p, len, MADV_DONTFORK) != 0 ||
-	    mlock(p, len) != 0)
+	    syscall(SYS_mlock, p, len) != 0)
 		return false;
 	return true;
 }

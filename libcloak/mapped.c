@@ -70,9 +70,9 @@ void *mapped_alloc(size_t size, size_t align)
 		return NULL;
 	}
 	char *user = secret + secret_len - rounded;
-	struct slot_header *h = (struct slot_header *)(user - sizeof *h);
-	h->size = (uint32_t)size;
-	h->tag = header_tag(user, (uint32_t)size, TAG_MAPPED);
+	/* The header is unaligned when the data ends exactly at the page end. */
+	struct slot_header h = { (uint32_t)size, header_tag(user, (uint32_t)size, TAG_MAPPED) };
+	memcpy(user - sizeof h, &h, sizeof h);
 	for (size_t i = size; i < rounded; i++)
 		user[i] = (char)slack_byte(user, size, i);
 	*m = (struct mapping){ user, size, rounded, secret, secret_len, CLOAK_READWRITE, NULL };
@@ -104,8 +104,9 @@ bool mapped_free(void *p)
 		return false;
 	if (m->mode != CLOAK_READWRITE && mprotect(m->secret, m->secret_len, PROT_READ | PROT_WRITE))
 		cloak_die("cannot make %p writable to free it: %s", p, strerror(errno));
-	const struct slot_header *h = (const struct slot_header *)m->user - 1;
-	if (h->size != (uint32_t)m->size || h->tag != header_tag(m->user, (uint32_t)m->size, TAG_MAPPED))
+	struct slot_header h;
+	memcpy(&h, m->user - sizeof h, sizeof h);
+	if (h.size != (uint32_t)m->size || h.tag != header_tag(m->user, (uint32_t)m->size, TAG_MAPPED))
 		cloak_die("heap underflow: cloak_secret_free(%p) found the header before this guarded "
 		          "secret damaged; something wrote before its start", p);
 	for (size_t i = m->size; i < m->rounded; i++)

@@ -94,6 +94,7 @@ unsigned pool_class_of(size_t size)
 
 size_t pool_class_usable(unsigned cls)
 {
+	cloak_init(); /* the table is filled in there */
 	return cls < NUM_CLASSES ? classes[cls].usable : 0;
 }
 

@@ -1,0 +1,44 @@
+/*
+ * Helpers for libcloak's tests: running a scenario in a fresh child process
+ * (this test binary run again with `--scenario NAME`, so the library starts
+ * from its environment, as a real program would), and catching faults the
+ * same way with or without AddressSanitizer.
+ */
+#ifndef CLOAK_TESTS_LIBCLOAK_CHILD_H
+#define CLOAK_TESTS_LIBCLOAK_CHILD_H
+
+#include <stdbool.h>
+
+/* Exit code of a child whose SIGSEGV/SIGBUS handler ran (see catch_faults). */
+#define FAULT_EXIT 42
+
+struct scenario {
+	const char *name;
+	int (*run)(void); /* its return value is the exit code */
+};
+
+struct child_result {
+	bool exited;     /* true: exit code in `code`; false: killed by `signal` */
+	int code, signal;
+	char out[8192];  /* stdout and stderr together */
+};
+
+/* In main(): if argv asks for a scenario, runs it and exits. */
+void scenario_dispatch(int argc, char **argv, const struct scenario *table);
+/* Runs scenario `name` in a child with `env` (NULL-terminated "K=V" list) added
+ * to the environment; core dumps are off unless `cores_in_dir` names a
+ * directory for the child to dump its core in. */
+void run_scenario(const char *name, const char *const *env, const char *cores_in_dir,
+                  struct child_result *r);
+/* Makes SIGSEGV and SIGBUS end the process with FAULT_EXIT. */
+void catch_faults(void);
+/* True when the test must fail rather than skip (CLOAK_REQUIRE_KVM=1). */
+bool skip_forbidden(void);
+/* For main(): prints a TAP plan of zero with a SKIP reason and exits 0 when
+ * memfd_secret is unavailable (or exits 1 if skipping is forbidden). */
+void require_secretmem_or_skip_all(void);
+/* Drops CAP_IPC_LOCK (so RLIMIT_MEMLOCK applies to root) and sets the
+ * limit to `bytes`; false on failure. */
+bool limit_locked_memory(unsigned long bytes);
+
+#endif

@@ -1,0 +1,28 @@
+# libcloak's tests: cmocka programs (each with an ASan+UBSan twin), a plain
+# TAP program for the protection checks that may need to SKIP, and bats
+# suites for the installed libraries, the sodium preload and the openssl CLI.
+LIBCLOAK_TEST_HELPERS := tests/libcloak/child.c
+cloak_comma := ,
+
+# $(call cloak_test,NAME,LINK_DEPS,LINK_ARGS,SAN_LINK_DEPS,SAN_LINK_ARGS)
+define cloak_test
+$(O)/tests/libcloak/$(1): tests/libcloak/$(1).c $(LIBCLOAK_TEST_HELPERS) $(2) tests/libcloak/child.h
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(HOST_CFLAGS) -Ilibcloak -Itests/libcloak -o $$@ $$< $(LIBCLOAK_TEST_HELPERS) $(3) -lcmocka -pthread
+$(O)/san/tests/libcloak/$(1): tests/libcloak/$(1).c $(LIBCLOAK_TEST_HELPERS) $(4) tests/libcloak/child.h
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(SAN_CFLAGS) -Ilibcloak -Itests/libcloak -o $$@ $$< $(LIBCLOAK_TEST_HELPERS) $(5) -lcmocka -pthread
+ALL_TARGETS += $(O)/tests/libcloak/$(1)
+TESTS += $(O)/tests/libcloak/$(1)
+endef
+
+LIBCLOAK_A := $(O)/libcloak/libcloak.a
+LIBCLOAK_SAN_A := $(O)/san/libcloak/libcloak.a
+LIBCLOAK_UNIT_TESTS := test_alloc test_detect test_fork test_limits test_threads
+$(foreach t,$(LIBCLOAK_UNIT_TESTS),$(eval $(call cloak_test,$(t),$(LIBCLOAK_A),$(LIBCLOAK_A),$(LIBCLOAK_SAN_A),$(LIBCLOAK_SAN_A))))
+ASAN_TESTS += $(patsubst %,$(O)/san/tests/libcloak/%,$(LIBCLOAK_UNIT_TESTS))
+
+# The sodium front end: the plain build links the shared library itself.
+$(eval $(call cloak_test,test_sodium,$(O)/libcloak/libcloak-sodium.so,-L$(O)/libcloak -l:libcloak-sodium.so -Wl$(cloak_comma)-rpath$(cloak_comma)$(abspath $(O)/libcloak) $(COMMON_OBJ),$(O)/san/libcloak/libcloak-sodium.a,$(O)/san/libcloak/libcloak-sodium.a))
+ASAN_TESTS += $(O)/san/tests/libcloak/test_sodium
+

@@ -1,0 +1,115 @@
+/*
+ * Several threads allocate, fill, check and free secrets at once, and hand
+ * some to each other to free (cross-thread frees go through the caches and
+ * depots); at the end every byte checked out and the counters are back.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <cloak/secret.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "child.h"
+
+#define THREADS 4
+#define ROUNDS 60000
+#define LIVE 256
+
+static pthread_mutex_t handoff_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char *handoff[64];
+static unsigned handoff_count;
+
+static unsigned char tag_of(const unsigned char *p)
+{
+	return (unsigned char)((uintptr_t)p >> 4);
+}
+
+static void *worker(void *arg)
+{
+	uint64_t rng = (uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+	unsigned char *live[LIVE] = { 0 };
+	size_t sizes[LIVE] = { 0 };
+	long bad = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		unsigned k = (unsigned)(rng % LIVE);
+		if (live[k]) {
+			for (size_t j = 0; j < sizes[k]; j++)
+				bad += live[k][j] != tag_of(live[k]);
+			if (rng & 0x100000) {
+				pthread_mutex_lock(&handoff_lock);
+				unsigned char *other = NULL;
+				if (handoff_count == 64)
+					other = handoff[--handoff_count];
+				handoff[handoff_count++] = live[k];
+				pthread_mutex_unlock(&handoff_lock);
+				if (other)
+					cloak_secret_free(other); /* allocated by another thread */
+			} else {
+				cloak_secret_free(live[k]);
+			}
+			live[k] = NULL;
+		} else {
+			size_t size = (rng >> 32) % ((rng & 0x3000) ? 200 : 5000);
+			unsigned char *p = cloak_secret_alloc(size);
+			if (!p)
+				return (void *)-1L;
+			for (size_t j = 0; j < size; j++)
+				bad += p[j] != 0;
+			memset(p, tag_of(p), size);
+			live[k] = p, sizes[k] = size;
+		}
+	}
+	for (unsigned k = 0; k < LIVE; k++)
+		cloak_secret_free(live[k]);
+	return (void *)bad;
+}
+
+static void threads_allocate_and_free_at_once(void **state)
+{
+	struct cloak_secret_stats before, after;
+	cloak_secret_stats(&before);
+	pthread_t t[THREADS];
+	for (long i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, worker, (void *)(i + 1)), 0);
+	for (int i = 0; i < THREADS; i++) {
+		void *bad;
+		pthread_join(t[i], &bad);
+		assert_int_equal((long)bad, 0);
+	}
+	for (unsigned i = 0; i < handoff_count; i++)
+		cloak_secret_free(handoff[i]);
+	handoff_count = 0;
+	cloak_secret_stats(&after);
+	assert_int_equal(after.secrets_in_use, before.secrets_in_use);
+	assert_int_equal(after.bytes_in_use, before.bytes_in_use);
+	assert_true(after.allocs - before.allocs > THREADS * ROUNDS / 4);
+	assert_int_equal(after.allocs - before.allocs, after.frees - before.frees);
+}
+
+/* Slots cached by exited threads go back to the depots and are reused:
+ * repeating the run does not take more arenas. */
+static void exited_threads_return_their_slots(void **state)
+{
+	struct cloak_secret_stats first, second;
+	threads_allocate_and_free_at_once(state);
+	cloak_secret_stats(&first);
+	threads_allocate_and_free_at_once(state);
+	threads_allocate_and_free_at_once(state);
+	cloak_secret_stats(&second);
+	assert_int_equal(second.arenas, first.arenas);
+}
+
+int main(int argc, char **argv)
+{
+	require_secretmem_or_skip_all();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(threads_allocate_and_free_at_once),
+		cmocka_unit_test(exited_threads_return_their_slots),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
