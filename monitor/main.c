@@ -18,6 +18,7 @@
 #include "elf_load.h"
 #include "hostcheck.h"
 #include "options.h"
+#include "sandbox.h"
 #include "vm.h"
 #include "watchdog.h"
 
@@ -84,10 +85,13 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 		return status;
 	}
 	struct elf_image img;
-	int r = elf_load(vm->gm, image, len, &img, err, errlen);
+	char why[400];
+	int r = elf_load(vm->gm, image, len, &img, why, sizeof why);
 	free(image);
-	if (r)
+	if (r) {
+		snprintf(err, errlen, "%s: %s", o->guest, why);
 		return CLOAK_EXIT_BADIMAGE;
+	}
 	if (vm_setup(vm, img.entry, err, errlen, &status))
 		return status;
 	/* argv[0] is the guest's file name, then the user's arguments. */
@@ -115,6 +119,8 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 		   (unsigned long long)img.lowest, (unsigned long long)img.highest,
 		   (unsigned long long)(o->mem >> 20), gm_backend_name(o->backend),
 		   (unsigned long long)vm->tsc_khz);
+	if (sandbox_enter(err, errlen))
+		return CLOAK_EXIT_INTERNAL;
 	status = vm_run(vm);
 	if (vm->verbose) {
 		uint64_t total = 0;

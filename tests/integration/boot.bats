@@ -124,3 +124,15 @@ load helpers
 	[[ "$output" == *"sleep ok"* ]]
 	[[ "$output" == *"random ok"* ]]
 }
+
+@test "the monitor runs the guest inside a seccomp filter, not dumpable" {
+	need_kvm
+	timeout 30 "$CLOAK" --timeout=5 "$GUESTS/trap.elf" spin & pid=$!
+	sleep 1
+	seccomp=$(awk '/^Seccomp:/ {print $2}' /proc/$pid/status)
+	dumpable=$(stat -c %U /proc/$pid/mem)
+	kill -TERM $pid; wait $pid || true
+	[ "$seccomp" = 2 ]
+	# PR_SET_DUMPABLE 0 makes /proc/PID files owned by root.
+	[ "$dumpable" = root ]
+}
