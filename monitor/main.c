@@ -119,7 +119,9 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 		   (unsigned long long)img.lowest, (unsigned long long)img.highest,
 		   (unsigned long long)(o->mem >> 20), gm_backend_name(o->backend),
 		   (unsigned long long)vm->tsc_khz);
-	if (sandbox_enter(err, errlen))
+	if (o->no_sandbox)
+		vm_verbose(vm, "--no-sandbox: running without the seccomp filter");
+	else if (sandbox_enter(err, errlen))
 		return CLOAK_EXIT_INTERNAL;
 	status = vm_run(vm);
 	if (vm->verbose) {

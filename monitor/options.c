@@ -83,6 +83,8 @@ static void usage(FILE *f)
 	      "  -t, --timeout=SECONDS   stop the guest after SECONDS of wall time (0 = never)\n"
 	      "      --block=NAME=PATH[,ro][,sector=512|4096]   attach a disk image\n"
 	      "      --channel=NAME=listen:PATH|connect:PATH    byte stream to a Unix socket\n"
+	      "      --no-sandbox        debugging aid (valgrind, sanitizers): run without\n"
+	      "                          the seccomp syscall filter\n"
 	      "  -q, --quiet             print nothing but errors\n"
 	      "  -v, --verbose           report KVM capabilities, backend and calls\n"
 	      "  -h, --help              this text\n"
@@ -107,7 +109,7 @@ static int parse_backend(const char *s, enum gm_backend *b)
 	return 0;
 }
 
-enum { OPT_MEMORY = 256, OPT_BLOCK, OPT_CHANNEL, OPT_JSON, OPT_DUMP_SHARED };
+enum { OPT_MEMORY = 256, OPT_BLOCK, OPT_CHANNEL, OPT_JSON, OPT_DUMP_SHARED, OPT_NO_SANDBOX };
 
 enum opt_result options_parse(int argc, char **argv, struct options *o, char *err,
 			      size_t errlen, void *outp)
@@ -123,6 +125,7 @@ enum opt_result options_parse(int argc, char **argv, struct options *o, char *er
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dump-shared", required_argument, NULL, OPT_DUMP_SHARED },
+		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -189,6 +192,7 @@ enum opt_result options_parse(int argc, char **argv, struct options *o, char *er
 		case 'v': o->verbose = true; break;
 		case OPT_JSON: o->json = true; break;
 		case OPT_DUMP_SHARED: o->dump_shared = optarg; break;
+		case OPT_NO_SANDBOX: o->no_sandbox = true; break;
 		case 'h':
 			usage(out);
 			return OPT_EXIT_OK;

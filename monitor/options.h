@@ -17,6 +17,7 @@ struct options {
 	enum gm_backend backend;
 	bool backend_given;
 	bool quiet, verbose;
+	bool no_sandbox;      /* debugging aid: skip the seccomp filter */
 	bool check;           /* `cloak check`: probe the host, run no guest */
 	bool json;            /* `cloak check --json` */
 	const char *block[OPT_DEVICES_MAX];   /* raw --block specs */

@@ -2,7 +2,7 @@
 # repository root; `make check` runs from there.
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 O=${O:-build}
-CLOAK=$ROOT/$O/cloak
+CLOAK=${CLOAK_BIN:-$ROOT/$O/cloak}
 GUESTS=$ROOT/$O/tests/guests
 HELLO=$ROOT/$O/examples/hello.elf
 
