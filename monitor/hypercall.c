@@ -9,6 +9,7 @@
 static const struct hc_def *const hc_table[] = {
 	&hc_nop_def, &hc_console_def, &hc_exit_def, &hc_abort_def, &hc_walltime_def,
 	&hc_poll_def, &hc_random_def, &hc_protect_def, &hc_share_def, &hc_unshare_def,
+	&hc_block_info_def, &hc_block_io_def, &hc_chan_open_def, &hc_chan_io_def,
 };
 
 const struct hc_def *hc_lookup(unsigned nr)

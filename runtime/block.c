@@ -1,0 +1,107 @@
+/* Block devices, guest side: see cloak/block.h. */
+#include "cloak/block.h"
+
+#include <string.h>
+
+#include "io.h"
+
+static struct cloak_hc_block_info info_block RT_SHARED;
+static struct cloak_hc_block_io io_block RT_SHARED;
+
+int cloak_block_open(const char *name, struct cloak_block *out)
+{
+	size_t n = strlen(name);
+	if (n >= CLOAK_NAME_MAX)
+		return -CLOAK_ENOENT;
+	memset(info_block.name, 0, sizeof info_block.name);
+	memcpy(info_block.name, name, n);
+	int64_t r = cloak_hypercall(CLOAK_HC_BLOCK_INFO, &info_block);
+	if (r)
+		return (int)r;
+	out->handle = info_block.handle;
+	out->capacity = info_block.capacity;
+	out->sector_size = info_block.sector_size;
+	out->flags = info_block.flags;
+	return 0;
+}
+
+static int64_t io_call(const struct cloak_block *b, uint64_t op, uint64_t offset,
+		       const void *buf, size_t len)
+{
+	io_block.handle = b->handle;
+	io_block.op = op;
+	io_block.offset = offset;
+	io_block.buf = (uint64_t)(uintptr_t)buf;
+	io_block.len = len;
+	return cloak_hypercall(CLOAK_HC_BLOCK_IO, &io_block);
+}
+
+/* Largest request: one call's limit and, through the bounce pool, the
+ * pool's size, in whole sectors. Never 0 for a sane device. */
+static size_t chunk_size(const struct cloak_block *b, int via_bounce)
+{
+	size_t c = CLOAK_BLOCK_IO_MAX;
+	if (via_bounce && c > rt_bounce_size)
+		c = rt_bounce_size;
+	return b->sector_size ? c - c % b->sector_size : c;
+}
+
+/* Validation the monitor repeats anyway; done here so a bad request fails
+ * before any bytes move rather than after some chunks went through. */
+static int precheck(const struct cloak_block *b, uint64_t offset, size_t len)
+{
+	uint64_t end;
+	if (!b->sector_size || len == 0 || len % b->sector_size || offset % b->sector_size)
+		return -CLOAK_EINVAL;
+	if (__builtin_add_overflow(offset, len, &end) || end > b->capacity)
+		return -CLOAK_ERANGE;
+	return 0;
+}
+
+int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf, size_t len)
+{
+	int r = precheck(b, offset, len);
+	if (r)
+		return r;
+	int bounce = !io_direct() && !io_in_bounce(buf, len);
+	size_t chunk = chunk_size(b, bounce);
+	unsigned char *p = buf;
+	for (size_t done = 0; done < len;) {
+		size_t n = len - done < chunk ? len - done : chunk;
+		int64_t e = io_call(b, CLOAK_BLOCK_READ, offset + done, bounce ? rt_bounce : p + done, n);
+		if (e)
+			return (int)e;
+		if (bounce)
+			io_copy(p + done, rt_bounce, n);
+		done += n;
+	}
+	return 0;
+}
+
+int cloak_block_write(const struct cloak_block *b, uint64_t offset, const void *buf,
+		      size_t len)
+{
+	int r = precheck(b, offset, len);
+	if (r)
+		return r;
+	if (b->flags & CLOAK_BLOCK_RO)
+		return -CLOAK_EROFS;
+	int bounce = !io_direct() && !io_in_bounce(buf, len);
+	size_t chunk = chunk_size(b, bounce);
+	const unsigned char *p = buf;
+	for (size_t done = 0; done < len;) {
+		size_t n = len - done < chunk ? len - done : chunk;
+		if (bounce)
+			io_copy(rt_bounce, p + done, n);
+		int64_t e = io_call(b, CLOAK_BLOCK_WRITE, offset + done, bounce ? rt_bounce : p + done, n);
+		if (e)
+			return (int)e;
+		done += n;
+	}
+	return 0;
+}
+
+int cloak_block_flush(const struct cloak_block *b)
+{
+	return (int)io_call(b, CLOAK_BLOCK_FLUSH, 0, 0, 0);
+}

