@@ -28,7 +28,7 @@ ASAN_TESTS :=
 BENCHES :=
 CLEAN_FILES :=
 
-.PHONY: all check check-asan demo bench fuzz-smoke clean install
+.PHONY: all all-targets build-targets check check-asan demo bench fuzz-smoke clean install
 all: all-targets
 
 include common/build.mk
@@ -39,10 +39,17 @@ include examples/build.mk
 include tests/build.mk
 -include bench/build.mk
 
-all-targets: $(ALL_TARGETS)
+# Debian packages the build needs (.ci/packages), checked once per build dir.
+$(O)/.deps-ok: .ci/packages scripts/ensure-deps
+	scripts/ensure-deps
+	@mkdir -p $(O) && touch $@
+
+all-targets: $(O)/.deps-ok
+	$(MAKE) --no-print-directory build-targets
+build-targets: $(ALL_TARGETS)
 
 # Builds and boots the demo guest with protected memory.
-demo: $(O)/cloak $(O)/examples/hello.elf
+demo: all
 	$(O)/cloak --verbose $(O)/examples/hello.elf -- from the cloak demo
 
 check: all
