@@ -11,7 +11,7 @@ RT_LIBC_SRC := $(wildcard runtime/libc/*.c)
 RT_LIBC_HOST_CFLAGS := -ffreestanding -fno-builtin -Iruntime/include -include tests/unit/rt_rename.h
 RT_LIBC_HOST_OBJ := $(RT_LIBC_SRC:runtime/libc/%.c=$(O)/rt-host/libc/%.o)
 RT_LIBC_SAN_OBJ := $(RT_LIBC_SRC:runtime/libc/%.c=$(O)/san/rt-host/libc/%.o)
-RT_LIBC_TESTS := test_rt_libc
+RT_LIBC_TESTS := test_rt_libc test_rt_heap
 
 $(O)/rt-host/libc/%.o: runtime/libc/%.c tests/unit/rt_rename.h
 	@mkdir -p $(dir $@)
