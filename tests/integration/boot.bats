@@ -136,3 +136,41 @@ load helpers
 	# PR_SET_DUMPABLE 0 makes /proc/PID files owned by root.
 	[ "$dumpable" = root ]
 }
+
+# Root's CAP_IPC_LOCK makes the kernel skip RLIMIT_MEMLOCK for secret
+# memory; drop it (and CAP_SYS_RESOURCE) to see the limit act.
+nocap() {
+	command -v setpriv >/dev/null || skip "setpriv not installed"
+	setpriv --bounding-set=-ipc_lock,-sys_resource \
+		--inh-caps=-ipc_lock,-sys_resource "$@"
+}
+
+@test "RLIMIT_MEMLOCK below the guest size: one-line error naming the fix, 249" {
+	need_kvm
+	run bash -c "ulimit -l 1024; $(declare -f nocap); nocap '$CLOAK' --mem=64M '$HELLO'"
+	[ "$status" -eq 249 ] || { echo "$status: $output"; return 1; }
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
+	[[ "$output" == "cloak: RLIMIT_MEMLOCK (1024 KiB) is below the 64 MiB"*"ulimit -l 65536"* ]]
+}
+
+@test "a low soft RLIMIT_MEMLOCK is raised up to the hard limit" {
+	need_kvm
+	# The hard limit here is the default 8192 KiB (no CAP_SYS_RESOURCE to
+	# raise it); an 8 MiB guest fits under it once the soft limit is raised.
+	local hard; hard=$(ulimit -H -l)
+	[ "$hard" = unlimited ] || [ "$hard" -ge 8192 ] || skip "hard memlock limit below 8 MiB"
+	run bash -c "ulimit -S -l 1024; $(declare -f nocap); nocap '$CLOAK' --mem=8M '$HELLO'"
+	[ "$status" -eq 0 ] || { echo "$status: $output"; return 1; }
+	[[ "$output" == *"memory protection on"* ]]
+}
+
+@test "a missing /dev/kvm is a one-line error with exit 249" {
+	command -v unshare >/dev/null || skip "unshare not installed"
+	# A private mount namespace where /dev/kvm is hidden by an empty tmpfs /dev.
+	run unshare -m bash -c "mount -t tmpfs none /dev && '$CLOAK' '$HELLO'"
+	if [[ "$output" == *"mount"*"ermission"* || "$output" == *"unshare failed"* ]]; then
+		skip "cannot create a mount namespace here"
+	fi
+	[ "$status" -eq 249 ] || { echo "$status: $output"; return 1; }
+	[[ "$output" == "cloak: /dev/kvm does not exist"* ]]
+}
