@@ -35,6 +35,7 @@ include common/build.mk
 include runtime/build.mk
 include monitor/build.mk
 include examples/build.mk
+-include tools/build.mk
 -include libcloak/build.mk
 include tests/build.mk
 -include bench/build.mk

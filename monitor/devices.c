@@ -15,7 +15,6 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -189,14 +188,14 @@ int devices_setup(struct vm *vm, const struct options *o, char *err, size_t errl
 		  int *status)
 {
 	vm->dev = NULL;
-	if (o->nblock == 0 && o->nchannel == 0)
+	if (o->nblock == 0 && o->nchannel == 0 && !o->dump_shared)
 		return 0;
 	struct devices *d = calloc(1, sizeof *d);
 	if (!d) {
 		*status = CLOAK_EXIT_INTERNAL;
 		return snprintf(err, errlen, "out of memory"), -1;
 	}
-	d->epoll_fd = -1;
+	d->epoll_fd = d->dump_fd = -1;
 	vm->dev = d; /* devices_finish() cleans up whatever was opened */
 	*status = CLOAK_EXIT_USAGE;
 	if (o->nblock > CLOAK_BLOCK_MAX || o->nchannel > CLOAK_CHAN_MAX)
@@ -221,12 +220,22 @@ int devices_setup(struct vm *vm, const struct options *o, char *err, size_t errl
 		d->nchan = i + 1;
 	}
 	*status = CLOAK_EXIT_NOHOST;
+	/* Everything that opens a file or creates a socket happens here, before
+	 * the seccomp sandbox (sandbox.h) forbids it. */
+	if (o->dump_shared) {
+		d->dump_fd = open(o->dump_shared, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (d->dump_fd < 0)
+			return snprintf(err, errlen, "--dump-shared: cannot create %s: %s",
+					o->dump_shared, strerror(errno)), -1;
+	}
 	for (unsigned i = 0; i < d->nblock; i++)
 		if (open_block(&d->block[i], err, errlen))
 			return -1;
 	for (unsigned i = 0; i < d->nchan; i++)
 		if (d->chan[i].mode == CHAN_LISTEN && bind_channel(&d->chan[i], err, errlen))
 			return -1;
+		else if (d->chan[i].mode == CHAN_CONNECT)
+			channel_connect(vm, &d->chan[i]);
 	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epoll_fd < 0)
 		return snprintf(err, errlen, "epoll_create1: %s", strerror(errno)), -1;
@@ -298,16 +307,17 @@ int devices_poll(struct vm *vm, uint64_t timeout_ns, uint64_t wait_set, uint64_t
 		if (watch(d, i, fd, ev))
 			return -CLOAK_EIO;
 	}
-	struct timespec ts = { 0, 0 };
+	/* Milliseconds, rounded up so a short deadline is not a busy loop;
+	 * a day at most (the guest polls again if it wants longer). The
+	 * sandbox allows epoll_wait, not the nanosecond epoll_pwait2. */
+	int ms = 0;
 	if (!now) {
-		uint64_t t = timeout_ns > 86400ull * 1000000000ull ? 86400ull * 1000000000ull
-								     : timeout_ns;
-		ts.tv_sec = (time_t)(t / 1000000000ull);
-		ts.tv_nsec = (long)(t % 1000000000ull);
+		uint64_t t = timeout_ns / 1000000ull + (timeout_ns % 1000000ull != 0);
+		ms = t > 86400000ull ? 86400000 : (int)t;
 	}
 	struct epoll_event evs[CLOAK_CHAN_MAX];
 	/* EINTR: the watchdog or a termination signal; the run loop stops. */
-	int n = epoll_pwait2(d->epoll_fd, evs, CLOAK_CHAN_MAX, &ts, NULL);
+	int n = epoll_wait(d->epoll_fd, evs, CLOAK_CHAN_MAX, ms);
 	for (int k = 0; k < n; k++)
 		if (evs[k].data.u32 < d->nchan)
 			now |= CLOAK_CHAN_POLL_BIT(evs[k].data.u32);
@@ -326,22 +336,23 @@ static void dump_page(void *ctx, uint64_t gpa_v, const void *page)
 
 void devices_finish(struct vm *vm, const char *dump_path)
 {
-	if (dump_path && vm->gm) {
+	struct devices *d = vm->dev;
+	if (!d)
+		return;
+	if (dump_path && d->dump_fd >= 0 && vm->gm) {
 		/* Raw pages in address order, so a secret straddling two
 		 * adjacent shared pages stays contiguous for the scanner. */
-		int fd = open(dump_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			gm_for_each_shared_page(vm->gm, dump_page, &fd);
+		int fd = d->dump_fd;
+		gm_for_each_shared_page(vm->gm, dump_page, &fd);
 		if (fd < 0 || close(fd))
 			fprintf(stderr, "cloak: --dump-shared: cannot write %s: %s\n",
 				dump_path, strerror(errno));
 		else
 			vm_verbose(vm, "dumped %llu shared pages to %s",
 				   (unsigned long long)gm_shared_pages(vm->gm), dump_path);
+	} else if (d->dump_fd >= 0) {
+		close(d->dump_fd);
 	}
-	struct devices *d = vm->dev;
-	if (!d)
-		return;
 	for (unsigned i = 0; i < d->nblock; i++)
 		if (d->block[i].fd >= 0)
 			close(d->block[i].fd);
@@ -351,6 +362,8 @@ void devices_finish(struct vm *vm, const char *dump_path)
 			close(c->fd);
 		if (c->listen_fd >= 0) {
 			close(c->listen_fd);
+			/* Refused (EPERM) inside the sandbox: the socket file
+			 * then stays, and the next start replaces it. */
 			unlink(c->addr.sun_path);
 		}
 		vm_verbose(vm, "channel '%s': %llu bytes in, %llu bytes out", c->name,

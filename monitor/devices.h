@@ -51,11 +51,13 @@ struct devices {
 	unsigned nblock;
 	struct channel chan[CLOAK_CHAN_MAX];
 	unsigned nchan;
+	int dump_fd; /* --dump-shared file, opened before the sandbox */
 };
 
 /* Parses the options' --block/--channel specs, opens the images and binds
  * listening sockets. vm->dev stays NULL when no device was asked for.
- * Returns 0, or -1 with a one-line reason in err and *status set
+ * Also opens the --dump-shared file (vm->dev is then non-NULL even with
+ * no device). Returns 0, or -1 with a one-line reason in err and *status set
  * (CLOAK_EXIT_USAGE for a malformed spec, CLOAK_EXIT_NOHOST for an image or
  * socket path that cannot be used). */
 int devices_setup(struct vm *vm, const struct options *o, char *err, size_t errlen,
@@ -78,9 +80,13 @@ int devices_parse_channel(const char *spec, struct channel *out, char *err, size
  * Returns 0 or a negative CLOAK_E* code. A signal ends the wait early. */
 int devices_poll(struct vm *vm, uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready);
 
-/* Channel helpers shared with hc_channel.c. */
-/* Accepts a pending connection (listen) or connects (connect) if the
- * channel has none yet; returns true if ch->fd is usable now. */
+/* Channel helpers (hc_channel.c). */
+/* Start-up, for connect: channels: creates the socket and connects (the
+ * sandbox forbids both later). If no one listens, the channel is marked
+ * gone and the guest's open answers -CLOAK_EPIPE. */
+void channel_connect(struct vm *vm, struct channel *ch);
+/* Makes sure a listen: channel has a connection, accepting a pending one;
+ * returns true if ch->fd is usable now. */
 bool channel_try_connect(struct vm *vm, struct channel *ch);
 /* Drops the connection after the peer went away. */
 void channel_drop(struct vm *vm, struct channel *ch);

@@ -28,29 +28,32 @@ void channel_drop(struct vm *vm, struct channel *ch)
 	vm_verbose(vm, "channel '%s': peer disconnected", ch->name);
 }
 
-bool channel_try_connect(struct vm *vm, struct channel *ch)
+void channel_connect(struct vm *vm, struct channel *ch)
 {
-	if (ch->fd >= 0)
-		return true;
-	if (ch->mode == CHAN_LISTEN) {
-		ch->fd = accept4(ch->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (ch->fd < 0)
-			return false; /* nobody yet: EAGAIN for the guest */
-		vm_verbose(vm, "channel '%s': peer connected", ch->name);
-		return true;
-	}
 	ch->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (ch->fd >= 0 && connect(ch->fd, (struct sockaddr *)&ch->addr, sizeof ch->addr) == 0)
-		return true;
+		return;
 	/* A Unix-socket connect completes at once or fails (EAGAIN means the
-	 * listener's backlog is full): either way there is no peer now. */
+	 * listener's backlog is full): either way there is no peer. */
 	vm_verbose(vm, "channel '%s': cannot connect to %s: %s", ch->name, ch->addr.sun_path,
 		   strerror(errno));
 	if (ch->fd >= 0)
 		close(ch->fd);
 	ch->fd = -1;
 	ch->peer_gone = true;
-	return false;
+}
+
+bool channel_try_connect(struct vm *vm, struct channel *ch)
+{
+	if (ch->fd >= 0)
+		return true;
+	if (ch->mode != CHAN_LISTEN)
+		return false; /* connect: channels connect once, at start-up */
+	ch->fd = accept4(ch->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (ch->fd < 0)
+		return false; /* nobody yet: EAGAIN for the guest */
+	vm_verbose(vm, "channel '%s': peer connected", ch->name);
+	return true;
 }
 
 static int hc_chan_open(struct vm *vm, void *args)
@@ -65,15 +68,14 @@ static int hc_chan_open(struct vm *vm, void *args)
 		struct channel *ch = &vm->dev->chan[i];
 		if (strcmp(ch->name, a->name))
 			continue;
-		/* Opening again after the peer left starts over: a listening
-		 * channel waits for the next connection, a connecting one
-		 * tries again. */
-		ch->peer_gone = false;
+		/* Opening a listening channel again after its peer left waits
+		 * for the next connection. A connect: channel connects once,
+		 * at start-up (the sandbox forbids new sockets later). */
+		if (ch->mode == CHAN_LISTEN)
+			ch->peer_gone = false;
 		ch->opened = true;
 		a->handle = i;
-		a->ret = 0;
-		if (ch->mode == CHAN_CONNECT && !channel_try_connect(vm, ch))
-			a->ret = -CLOAK_EPIPE;
+		a->ret = ch->peer_gone ? -CLOAK_EPIPE : 0;
 		break;
 	}
 	return 0;

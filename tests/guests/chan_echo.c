@@ -1,0 +1,129 @@
+/*
+ * Channel test guest. Modes (argv[1]):
+ *   echo NAME            echo everything back until the peer leaves
+ *   relay A B            copy A->B and B->A at once, waiting on both
+ *   wait NAME MS         read with a deadline: prints the result code
+ *   open NAME            print the result of opening NAME
+ *   sink NAME BYTES      read BYTES bytes, print "received N"
+ *   source NAME BYTES    write BYTES bytes (byte i = i & 0xff), then "sent N"
+ *   reopen NAME N        serve N successive peers with echo, one after another
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cloak/channel.h"
+#include "cloak/guest.h"
+
+static unsigned char buf[64 * 1024];
+
+static int open_or_die(const char *name)
+{
+	int h = cloak_chan_open(name);
+	if (h < 0) {
+		printf("open %s: %d\n", name, h);
+		cloak_exit(3);
+	}
+	return h;
+}
+
+static int echo(int h)
+{
+	unsigned long long total = 0;
+	for (;;) {
+		long n = cloak_chan_read(h, buf, sizeof buf, CLOAK_CHAN_FOREVER);
+		if (n < 0) {
+			printf("echoed %llu bytes, then %ld\n", total, n);
+			return n == -CLOAK_EPIPE ? 0 : 1;
+		}
+		int r = cloak_chan_write(h, buf, (size_t)n, CLOAK_CHAN_FOREVER);
+		if (r) {
+			printf("write failed: %d\n", r);
+			return 1;
+		}
+		total += (unsigned long long)n;
+	}
+}
+
+/* Moves whatever one side has to the other, sleeping on both at once. */
+static int relay(int a, int b)
+{
+	unsigned long long moved[2] = { 0, 0 };
+	int h[2] = { a, b };
+	for (;;) {
+		int progress = 0;
+		for (int i = 0; i < 2; i++) {
+			long n = cloak_chan_read(h[i], buf, sizeof buf, CLOAK_CHAN_NOWAIT);
+			if (n == -CLOAK_EAGAIN)
+				continue;
+			if (n < 0 || cloak_chan_write(h[1 - i], buf, (size_t)n, CLOAK_CHAN_FOREVER)) {
+				printf("relayed %llu and %llu bytes, then %ld\n", moved[0], moved[1], n);
+				return n == -CLOAK_EPIPE ? 0 : 1;
+			}
+			moved[i] += (unsigned long long)n;
+			progress = 1;
+		}
+		if (!progress)
+			cloak_poll(UINT64_MAX, cloak_chan_poll_bit(a) | cloak_chan_poll_bit(b), NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return printf("usage: chan_echo MODE NAME...\n"), 2;
+	const char *mode = argv[1];
+	if (!strcmp(mode, "open")) {
+		printf("open: %d\n", cloak_chan_open(argv[2]));
+		return 0;
+	}
+	int h = open_or_die(argv[2]);
+	if (!strcmp(mode, "echo"))
+		return echo(h);
+	if (!strcmp(mode, "reopen")) {
+		long peers = argc > 3 ? strtol(argv[3], NULL, 0) : 2;
+		for (long i = 0; i < peers; i++) {
+			if (i)
+				open_or_die(argv[2]);
+			if (echo(h))
+				return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "relay") && argc > 3)
+		return relay(h, open_or_die(argv[3]));
+	if (!strcmp(mode, "wait") && argc > 3) {
+		uint64_t ms = (uint64_t)strtoul(argv[3], NULL, 0);
+		uint64_t t0 = cloak_time_ns();
+		long n = cloak_chan_read(h, buf, 1, t0 + ms * 1000000ull);
+		printf("read: %ld after %llu ms\n", n,
+		       (unsigned long long)((cloak_time_ns() - t0) / 1000000ull));
+		return 0;
+	}
+	if (!strcmp(mode, "sink") && argc > 3) {
+		unsigned long long want = strtoull(argv[3], NULL, 0), got = 0;
+		while (got < want) {
+			long n = cloak_chan_read(h, buf, sizeof buf, CLOAK_CHAN_FOREVER);
+			if (n < 0)
+				return printf("read failed after %llu: %ld\n", got, n), 1;
+			got += (unsigned long long)n;
+		}
+		printf("received %llu\n", got);
+		return 0;
+	}
+	if (!strcmp(mode, "source") && argc > 3) {
+		unsigned long long want = strtoull(argv[3], NULL, 0), sent = 0;
+		for (size_t i = 0; i < sizeof buf; i++)
+			buf[i] = (unsigned char)i;
+		while (sent < want) {
+			size_t n = want - sent < sizeof buf ? (size_t)(want - sent) : sizeof buf;
+			int r = cloak_chan_write(h, buf, n, CLOAK_CHAN_FOREVER);
+			if (r)
+				return printf("write failed after %llu: %d\n", sent, r), 1;
+			sent += n;
+		}
+		printf("sent %llu\n", sent);
+		return 0;
+	}
+	return printf("unknown mode %s\n", mode), 2;
+}
