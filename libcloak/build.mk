@@ -20,12 +20,14 @@ $(O)/libcloak/libcloak.a: $(LIBCLOAK_OBJ) $(COMMON_OBJ)
 $(O)/san/libcloak/libcloak.a: $(LIBCLOAK_SAN_OBJ) $(COMMON_SAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-# $(call cloak_shared,OUTPUT,EXTRA_OBJS,VERSION_SCRIPT,LIBS)
+# $(call cloak_shared,OUTPUT,EXTRA_OBJS,VERSION_SCRIPT,LIBS): OUTPUT plus the
+# OUTPUT.0 link its soname asks for, so programs linked in the tree run.
 define cloak_shared
 $(1): $(LIBCLOAK_OBJ) $(COMMON_OBJ) $(2) $(3)
 	$$(CC) $$(HOST_LDFLAGS) -shared -Wl,-soname,$$(notdir $(1)).$(LIBCLOAK_SO_VERSION) \
 		-Wl,--version-script=$(3) -Wl,-z,defs -o $$@ $(2) $(LIBCLOAK_OBJ) $(COMMON_OBJ) \
 		$(LIBCLOAK_LIBS) $(4)
+	ln -sf $$(notdir $(1)) $(1).$(LIBCLOAK_SO_VERSION)
 endef
 $(eval $(call cloak_shared,$(O)/libcloak/libcloak.so,,libcloak/libcloak.map,))
 $(eval $(call cloak_shared,$(O)/libcloak/libcloak-sodium.so,$(O)/libcloak/sodium.o,libcloak/sodium.map,))
@@ -42,7 +44,7 @@ ALL_TARGETS += $(LIBCLOAK_LIBS_OUT)
 # ---- install ----
 PREFIX ?= /usr/local
 LIBCLOAK_LIBDIR = $(DESTDIR)$(PREFIX)/lib
-LIBCLOAK_MAN3 := $(wildcard man/libcloak*.3 man/cloak_secret*.3 man/*sodium*.3)
+LIBCLOAK_MAN3 := $(sort $(wildcard man/libcloak*.3 man/cloak_secret*.3 man/*sodium*.3))
 
 .PHONY: install-libcloak
 install: install-libcloak

@@ -143,6 +143,8 @@ static void reserve_bitmap(void)
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		cloak_die("cannot reserve the 8 MiB arena bitmap: %s", strerror(errno));
+	/* Not secret, but 8 MiB of zeroes have no place in core dumps. */
+	madvise(m, BITMAP_WORDS * 8, MADV_DONTDUMP);
 	arena_bits = m;
 }
 
@@ -429,6 +431,7 @@ void pool_atfork_child(void)
 	if (mmap(arena_bits, BITMAP_WORDS * 8, PROT_READ | PROT_WRITE,
 	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
 		cloak_die("cannot reset the arena bitmap after fork: %s", strerror(errno));
+	madvise(arena_bits, BITMAP_WORDS * 8, MADV_DONTDUMP);
 	current_arena = NULL;
 	for (unsigned c = 0; c < NUM_CLASSES; c++) {
 		depots[c].head = NULL;

@@ -26,3 +26,21 @@ ASAN_TESTS += $(patsubst %,$(O)/san/tests/libcloak/%,$(LIBCLOAK_UNIT_TESTS))
 $(eval $(call cloak_test,test_sodium,$(O)/libcloak/libcloak-sodium.so,-L$(O)/libcloak -l:libcloak-sodium.so -Wl$(cloak_comma)-rpath$(cloak_comma)$(abspath $(O)/libcloak) $(COMMON_OBJ),$(O)/san/libcloak/libcloak-sodium.a,$(O)/san/libcloak/libcloak-sodium.a))
 ASAN_TESTS += $(O)/san/tests/libcloak/test_sodium
 
+# Plain TAP (it may SKIP): same build, without cmocka.
+$(eval $(call cloak_test,test_protect,$(LIBCLOAK_A),$(LIBCLOAK_A),$(LIBCLOAK_SAN_A),$(LIBCLOAK_SAN_A)))
+ASAN_TESTS += $(O)/san/tests/libcloak/test_protect
+
+$(O)/tests/libcloak/memsearch: tests/libcloak/memsearch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $<
+ALL_TARGETS += $(O)/tests/libcloak/memsearch
+
+$(O)/tests/libcloak/sodium_user: tests/libcloak/sodium_user.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -lsodium
+ALL_TARGETS += $(O)/tests/libcloak/sodium_user
+
+# The bats suites find the build through these.
+export CLOAK_BUILD_DIR := $(abspath $(O))
+export CLOAK_BUILD_O := $(O)
+TESTS += tests/libcloak/libcloak.bats tests/libcloak/openssl.bats

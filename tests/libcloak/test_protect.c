@@ -1,0 +1,269 @@
+/*
+ * What memfd_secret keeps out: other readers of a secret (process_vm_readv,
+ * /proc/self/mem, vmsplice, O_DIRECT I/O) are refused, and secrets are absent
+ * from core dumps while ordinary heap memory is present. Each check also runs
+ * on ordinary memory, so a refusal that is not specific to secrets fails.
+ * A plain TAP program (not cmocka) because two checks may have to SKIP.
+ */
+#include <cloak/secret.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "child.h"
+
+static int test_number, failures;
+
+static void result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%sok %d - ", ok ? "" : "not ", ++test_number);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	failures += !ok;
+}
+
+/* SKIP, or a failure when CLOAK_REQUIRE_KVM=1 forbids skipping. */
+static void skip(const char *name, const char *why)
+{
+	if (skip_forbidden())
+		result(false, "%s: cannot run (%s) and CLOAK_REQUIRE_KVM=1", name, why);
+	else
+		printf("ok %d # SKIP %s: %s\n", ++test_number, name, why);
+}
+
+static unsigned char *secret_and_control(unsigned char **control, size_t n)
+{
+	unsigned char *s = cloak_secret_alloc(n);
+	*control = malloc(n);
+	memset(s, 0x5a, n);
+	memset(*control, 0x5a, n);
+	return s;
+}
+
+static ssize_t vm_read(void *addr, size_t n)
+{
+	char buf[64];
+	struct iovec local = { buf, n }, remote = { addr, n };
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+}
+
+static void process_vm_readv_refused(void)
+{
+	unsigned char *control, *s = secret_and_control(&control, 32);
+	unsigned char *g = cloak_secret_alloc_guarded(32);
+	errno = 0;
+	ssize_t rs = vm_read(s, 32);
+	int es = errno;
+	errno = 0;
+	ssize_t rg = vm_read(g, 32);
+	int eg = errno;
+	ssize_t rc = vm_read(control, 32);
+	result(rs == -1 && es == EFAULT && rg == -1 && eg == EFAULT && rc == 32,
+	       "process_vm_readv: pooled %zd (%s), guarded %zd (%s), heap %zd", rs, strerror(es),
+	       rg, strerror(eg), rc);
+	cloak_secret_free(s);
+	cloak_secret_free(g);
+	free(control);
+}
+
+static void proc_self_mem_refused(void)
+{
+	unsigned char *control, *s = secret_and_control(&control, 32);
+	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	char buf[32];
+	errno = 0;
+	ssize_t rs = pread(fd, buf, 32, (off_t)(uintptr_t)s);
+	int es = errno;
+	ssize_t rc = pread(fd, buf, 32, (off_t)(uintptr_t)control);
+	close(fd);
+	result(rs == -1 && es == EIO && rc == 32, "/proc/self/mem: secret %zd (%s), heap %zd", rs,
+	       strerror(es), rc);
+	cloak_secret_free(s);
+	free(control);
+}
+
+static void vmsplice_refused(void)
+{
+	unsigned char *control, *s = secret_and_control(&control, 32);
+	int p[2];
+	if (pipe(p) != 0) {
+		result(false, "vmsplice: pipe: %s", strerror(errno));
+		return;
+	}
+	struct iovec is = { s, 32 }, ic = { control, 32 };
+	errno = 0;
+	ssize_t rs = vmsplice(p[1], &is, 1, 0);
+	int es = errno;
+	ssize_t rc = vmsplice(p[1], &ic, 1, 0);
+	close(p[0]);
+	close(p[1]);
+	result(rs == -1 && es == EFAULT && rc == 32, "vmsplice: secret %zd (%s), heap %zd", rs,
+	       strerror(es), rc);
+	cloak_secret_free(s);
+	free(control);
+}
+
+static void o_direct_refused(void)
+{
+	const char *name = "O_DIRECT write from a secret";
+	char path[] = "/var/tmp/cloak-odirect-XXXXXX";
+	int tmp = mkstemp(path);
+	if (tmp < 0) {
+		skip(name, "cannot create a file in /var/tmp");
+		return;
+	}
+	close(tmp);
+	int fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	unlink(path);
+	if (fd < 0) {
+		skip(name, "the filesystem of /var/tmp refuses O_DIRECT");
+		return;
+	}
+	unsigned char *s = cloak_secret_alloc_guarded(4096); /* page-aligned: ends at a page end */
+	unsigned char *control = aligned_alloc(4096, 4096);
+	memset(s, 1, 4096);
+	memset(control, 1, 4096);
+	errno = 0;
+	ssize_t rs = pwrite(fd, s, 4096, 0);
+	int es = errno;
+	ssize_t rc = pwrite(fd, control, 4096, 0);
+	close(fd);
+	result(rs == -1 && es == EFAULT && rc == 4096, "%s: secret %zd (%s), heap %zd", name, rs,
+	       strerror(es), rc);
+	cloak_secret_free(s);
+	free(control);
+}
+
+/* ---- core dumps ---- */
+
+static void print_hex(const char *label, const unsigned char *p, size_t n)
+{
+	printf("%s ", label);
+	for (size_t i = 0; i < n; i++)
+		printf("%02x", p[i]);
+	printf("\n");
+}
+
+/* Child: random bytes in a pooled and a guarded secret and in the heap,
+ * their values printed for the parent, then a core dump. */
+static int dump_core(void)
+{
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	setrlimit(RLIMIT_CORE, &unlimited); /* sanitizer runtimes turn cores off */
+	unsigned char *pooled = cloak_secret_alloc(32), *guarded = cloak_secret_alloc_guarded(32);
+	unsigned char *heap = malloc(32);
+	if (getrandom(pooled, 32, 0) != 32 || getrandom(guarded, 32, 0) != 32 ||
+	    getrandom(heap, 32, 0) != 32)
+		return 2;
+	print_hex("pooled", pooled, 32);
+	print_hex("guarded", guarded, 32);
+	print_hex("heap", heap, 32);
+	fflush(stdout);
+	signal(SIGABRT, SIG_DFL);
+	abort();
+}
+
+static bool parse_hex(const char *out, const char *label, unsigned char *bytes)
+{
+	const char *p = strstr(out, label);
+	if (!p)
+		return false;
+	p += strlen(label) + 1;
+	for (int i = 0; i < 32; i++)
+		if (sscanf(p + 2 * i, "%2hhx", &bytes[i]) != 1)
+			return false;
+	return true;
+}
+
+static bool file_contains(const char *path, const unsigned char *needle, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0)
+		return false;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	bool found = memmem(m, (size_t)st.st_size, needle, n) != NULL;
+	munmap(m, (size_t)st.st_size);
+	return found;
+}
+
+static void absent_from_core_dumps(void)
+{
+	const char *name = "secrets absent from a core dump, heap present";
+	char pattern[256] = "";
+	FILE *f = fopen("/proc/sys/kernel/core_pattern", "re");
+	if (f) {
+		if (!fgets(pattern, sizeof pattern, f))
+			pattern[0] = 0;
+		fclose(f);
+	}
+	if (pattern[0] == '|' || strchr(pattern, '/')) {
+		skip(name, "kernel.core_pattern does not write a core file in the working directory");
+		return;
+	}
+	char dir[] = "/var/tmp/cloak-core-XXXXXX";
+	if (!mkdtemp(dir)) {
+		skip(name, "cannot create a directory in /var/tmp");
+		return;
+	}
+	struct child_result r;
+	run_scenario("dump_core", NULL, dir, &r);
+	char core[512] = "";
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			snprintf(core, sizeof core, "%s/%s", dir, e->d_name);
+	if (d)
+		closedir(d);
+	unsigned char pooled[32], guarded[32], heap[32];
+	if (!core[0] || r.exited || !parse_hex(r.out, "pooled", pooled) ||
+	    !parse_hex(r.out, "guarded", guarded) || !parse_hex(r.out, "heap", heap)) {
+		if (core[0])
+			unlink(core);
+		rmdir(dir);
+		skip(name, "the child left no core file (signal or limits)");
+		return;
+	}
+	bool has_pooled = file_contains(core, pooled, 32), has_guarded = file_contains(core, guarded, 32);
+	bool has_heap = file_contains(core, heap, 32);
+	unlink(core);
+	rmdir(dir);
+	result(!has_pooled && !has_guarded && has_heap,
+	       "%s: pooled %s, guarded %s, heap control %s", name, has_pooled ? "FOUND" : "absent",
+	       has_guarded ? "FOUND" : "absent", has_heap ? "present" : "MISSING");
+}
+
+static const struct scenario scenarios[] = {
+	{ "dump_core", dump_core },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	scenario_dispatch(argc, argv, scenarios);
+	require_secretmem_or_skip_all();
+	printf("1..5\n");
+	process_vm_readv_refused();
+	proc_self_mem_refused();
+	vmsplice_refused();
+	o_direct_refused();
+	absent_from_core_dumps();
+	return failures ? 1 : 0;
+}
