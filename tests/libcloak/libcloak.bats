@@ -56,6 +56,7 @@ defined_symbols() {
 		struct cloak_secret_info i;
 		cloak_secret_info(&i);
 		printf("%s %s\n", k, cloak_secret_backend_name(i.backend));
+		fflush(stdout); /* before the stats line printed at exit */
 		cloak_secret_free(k);
 		return 0;
 	}
