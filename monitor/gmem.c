@@ -29,30 +29,45 @@ void gmem_probe(int vm_fd, struct gmem_caps *out)
 	out->vm_types = check(vm_fd, KVM_CAP_VM_TYPES);
 }
 
-int gmem_map(int vm_fd, uint64_t size, int *fd, void **base, char *err, size_t errlen,
-	     int *exit_status)
+int gmem_plan(const struct gmem_caps *caps, struct gmem_plan *out, char *err, size_t errlen)
 {
-	struct gmem_caps caps;
-	gmem_probe(vm_fd, &caps);
-	*exit_status = CLOAK_EXIT_NOHOST;
-	if (!caps.guest_memfd || !caps.user_memory2) {
+	memset(out, 0, sizeof *out);
+	if (!caps->guest_memfd || !caps->user_memory2) {
 		snprintf(err, errlen, "this host's KVM has no guest_memfd "
 			 "(KVM_CAP_GUEST_MEMFD): use --memory=secret");
 		return -1;
 	}
-	/* Without private memory attributes, KVM here runs a guest only from
-	 * shared (mappable) guest_memfd pages, and the monitor must keep them
-	 * mapped: ask for MMAP|INIT_SHARED. */
+	/* KVM on hosts like these reads guest memory through the monitor's
+	 * mapping, so the memory must be mappable and start shared. Private
+	 * guest_memfd (no MMAP) needs in-place conversion, which cloak does
+	 * not drive yet: it is reported, not used. */
 	uint64_t want = GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED;
-	if ((caps.flags & want) != want) {
+	if ((caps->flags & want) != want) {
 		snprintf(err, errlen, "this host's guest_memfd cannot be mapped "
-			 "(flags 0x%llx lack MMAP|INIT_SHARED) and has no private "
-			 "conversion cloak supports yet: use --memory=secret",
-			 (unsigned long long)caps.flags);
+			 "(flags 0x%llx lack MMAP|INIT_SHARED) and cloak does not drive "
+			 "private conversion yet: use --memory=secret",
+			 (unsigned long long)caps->flags);
 		return -1;
 	}
-	if (caps.flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP)
+	if (caps->flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP) {
 		want |= CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP;
+		out->no_direct_map = true;
+	}
+	out->private_possible = (caps->attributes & KVM_MEMORY_ATTRIBUTE_PRIVATE) != 0;
+	out->flags = want;
+	return 0;
+}
+
+int gmem_map(int vm_fd, uint64_t size, int *fd, void **base, char *err, size_t errlen,
+	     int *exit_status)
+{
+	struct gmem_caps caps;
+	struct gmem_plan plan;
+	gmem_probe(vm_fd, &caps);
+	*exit_status = CLOAK_EXIT_NOHOST;
+	if (gmem_plan(&caps, &plan, err, errlen))
+		return -1;
+	uint64_t want = plan.flags;
 	struct kvm_create_guest_memfd req = { .size = size, .flags = want };
 	int g = ioctl(vm_fd, KVM_CREATE_GUEST_MEMFD, &req);
 	if (g < 0) {

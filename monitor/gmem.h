@@ -23,6 +23,18 @@ struct gmem_caps {
  * system fd semantics KVM uses when the VM fd is -1: all false). */
 void gmem_probe(int vm_fd, struct gmem_caps *out);
 
+/* What cloak would do with a host's guest_memfd: the flags to ask for and
+ * the protections that would follow. Pure, so the paths that cannot run on
+ * these machines (NO_DIRECT_MAP, private memory) are unit-tested with fake
+ * capabilities (tests/unit/test_gmem_plan.c); they are not yet verified on
+ * a real host that offers them. */
+struct gmem_plan {
+	uint64_t flags;          /* for KVM_CREATE_GUEST_MEMFD */
+	bool no_direct_map;      /* pages leave the kernel direct map */
+	bool private_possible;   /* host could keep pages private (attributes) */
+};
+int gmem_plan(const struct gmem_caps *caps, struct gmem_plan *out, char *err, size_t errlen);
+
 /* Creates a guest_memfd of `size` with the strongest flags this host
  * offers and maps it; fills *fd and *base. On failure writes a one-line
  * reason and the exit status. */

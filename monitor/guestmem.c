@@ -19,8 +19,29 @@ struct guestmem {
 	struct membacking mb;
 	struct sharemap shared;
 	bool protect;
+	bool log_refusals;
 	uint64_t refused;
 };
+
+/* A hostile guest can cause refusals at will: log only the first few. */
+#define GM_LOG_MAX 16
+
+static enum gm_status refuse(struct guestmem *gm, enum gm_status s, uint64_t start,
+			     uint64_t len)
+{
+	gm->refused++;
+	if (gm->log_refusals && gm->refused <= GM_LOG_MAX)
+		fprintf(stderr, "cloak: refused guest access [0x%llx, +%llu): %s%s\n",
+			(unsigned long long)start, (unsigned long long)len,
+			s == GM_EACCES ? "page not shared" : "outside guest memory",
+			gm->refused == GM_LOG_MAX ? " (further refusals counted, not logged)" : "");
+	return s;
+}
+
+void gm_set_log(struct guestmem *gm, bool on)
+{
+	gm->log_refusals = on;
+}
 
 struct guestmem *gm_create(enum gm_backend backend, uint64_t size, int kvm_vm_fd,
 			   char *err, size_t errlen, int *exit_status)
@@ -76,18 +97,14 @@ static enum gm_status judge(struct guestmem *gm, uint64_t start, uint64_t len)
 {
 	uint64_t end;
 	if (len == 0)
-		return start <= gm->mb.size ? GM_OK : (gm->refused++, GM_EFAULT);
-	if (__builtin_add_overflow(start, len, &end) || end > gm->mb.size) {
-		gm->refused++;
-		return GM_EFAULT;
-	}
+		return start <= gm->mb.size ? GM_OK : refuse(gm, GM_EFAULT, start, len);
+	if (__builtin_add_overflow(start, len, &end) || end > gm->mb.size)
+		return refuse(gm, GM_EFAULT, start, len);
 	if (gm->protect) {
 		uint64_t first = start / CLOAK_PAGE_SIZE;
 		uint64_t last = (end - 1) / CLOAK_PAGE_SIZE;
-		if (!sharemap_all_set(&gm->shared, first, last - first + 1)) {
-			gm->refused++;
-			return GM_EACCES;
-		}
+		if (!sharemap_all_set(&gm->shared, first, last - first + 1))
+			return refuse(gm, GM_EACCES, start, len);
 	}
 	return GM_OK;
 }

@@ -96,6 +96,8 @@ bool gm_is_shared(const struct guestmem *gm, gpa_t gpa, uint64_t len);
 /* Counters of refused accesses (for --verbose and tests). */
 uint64_t gm_refused(const struct guestmem *gm);
 uint64_t gm_shared_pages(const struct guestmem *gm);
+/* With --verbose: log refused accesses (the first few) on stderr. */
+void gm_set_log(struct guestmem *gm, bool on);
 
 /* Test hook: a dup of the backing fd (memfd/secret/gmem) or -1, so a test
  * can look at the memory after gm_destroy() and see it was wiped. */

@@ -84,6 +84,7 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 		free(image);
 		return status;
 	}
+	gm_set_log(vm->gm, o->verbose);
 	struct elf_image img;
 	char why[400];
 	int r = elf_load(vm->gm, image, len, &img, why, sizeof why);

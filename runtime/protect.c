@@ -12,8 +12,6 @@
 
 extern char __shared_start[], __shared_end[];
 
-__attribute__((weak)) const int cloak_config_protect = 1;
-__attribute__((weak)) const unsigned cloak_config_bounce_pages = 64;
 
 unsigned char *rt_bounce;
 size_t rt_bounce_size;

@@ -69,3 +69,22 @@ violation() { # SCENARIO TEXT
 @test "MMIO to an address with no memory ends the VM (253)" {
 	need_kvm; violation mmio "not guest RAM"
 }
+
+@test "--verbose logs refused accesses, and counts them" {
+	need_kvm
+	run_cloak --verbose "$GUESTS/hostile.elf" errors
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cloak: refused guest access [0x"*"page not shared"* ]]
+	[[ "$output" == *"cloak: refused guest access [0x"*"outside guest memory"* ]]
+	[[ "$output" =~ [0-9]+\ guest-memory\ accesses\ refused ]]
+}
+
+@test "a guest that opts out of protection (cloak_config_protect = 0) is not checked" {
+	need_kvm
+	run_cloak --verbose "$GUESTS/noprotect.elf"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"protection=0"* ]]
+	[[ "$output" == *"written from an unshared page"* ]]
+	[[ "$output" == *"ret=30"* ]]
+	[[ "$output" != *"guest enabled memory protection"* ]]
+}
