@@ -3,6 +3,8 @@
  * exit) and reports min and median wall time and the largest RSS, so that
  * `cloak hello` is measured next to /bin/true in the same run.
  *   bench_boot N LABEL -- CMD ARGS... [:: LABEL -- CMD ARGS...]...
+ * The first row is the reference for the time beyond it; the last row is
+ * the reference for the ratio column.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,11 +93,12 @@ int main(int argc, char **argv)
 		res[nres++] = (struct result){ label, t[0], t[n / 2], maxrss };
 		i = end + 1;
 	}
-	printf("| command | min ms | median ms | median beyond first | max RSS KiB |\n");
-	printf("|---|---|---|---|---|\n");
+	printf("| command | min ms | median ms | median beyond first row | median / last row | max RSS KiB |\n");
+	printf("|---|---|---|---|---|---|\n");
 	for (int k = 0; k < nres; k++)
-		printf("| %s | %.2f | %.2f | %+.2f ms | %ld |\n", res[k].label, res[k].min_ms,
-		       res[k].med_ms, res[k].med_ms - res[0].med_ms, res[k].maxrss_kib);
+		printf("| %s | %.2f | %.2f | %+.2f ms | %.2fx | %ld |\n", res[k].label,
+		       res[k].min_ms, res[k].med_ms, res[k].med_ms - res[0].med_ms,
+		       res[k].med_ms / res[nres - 1].med_ms, res[k].maxrss_kib);
 	free(t);
 	return 0;
 }
