@@ -190,7 +190,7 @@ _Noreturn static void bad_pointer(void)
  * be one (outside the heap, inside a block, on a free page, an emptied
  * page). Freeing a small block twice while its page has other live blocks
  * is not caught: that would cost a bitmap and instructions on every call. */
-static struct hpage *block_page(const void *ptr)
+static inline __attribute__((always_inline)) struct hpage *block_page(const void *ptr)
 {
 	size_t off = (size_t)((uintptr_t)ptr - (uintptr_t)heap.base);
 	size_t in_page = off & (PAGE - 1);

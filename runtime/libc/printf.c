@@ -113,6 +113,11 @@ static long long get_signed(va_list *ap, enum length len)
 	}
 }
 
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /*
  * One integer conversion. `sign` is "", "-", "+" or " "; base 8, 10 or 16;
  * `upper` picks X digits. Layout: [spaces][sign][0x][zeros][digits][spaces].
@@ -129,8 +134,17 @@ static void number(struct sink *k, const struct spec *sp, unsigned long long v, 
 	char prefix[3]; /* sign and 0x: %+p has both */
 
 	if (base == 10) {
-		for (; v; v /= 10)
-			*--p = (char)('0' + v % 10);
+		/* Two digits per division: each instruction counts here. */
+		for (; v >= 100; v /= 100) {
+			p -= 2;
+			__builtin_memcpy(p, &digit_pairs[(v % 100) * 2], 2); /* two movs */
+		}
+		if (v >= 10) {
+			p -= 2;
+			__builtin_memcpy(p, &digit_pairs[v * 2], 2);
+		} else if (v) {
+			*--p = (char)('0' + v);
+		}
 	} else if (base == 16) {
 		for (; v; v >>= 4)
 			*--p = digits[v & 15];
@@ -167,9 +181,10 @@ static void number(struct sink *k, const struct spec *sp, unsigned long long v, 
 		/* The common case: the body fits the buffer, and so does the
 		 * padding of a right-aligned field: one piece for `out`. */
 		p -= zeros;
-		memset(p, '0', zeros);
-		p -= plen;
-		memcpy(p, prefix, plen);
+		if (zeros)
+			memset(p, '0', zeros);
+		while (plen)
+			*--p = prefix[--plen];
 		if (!(sp->flags & F_LEFT) && sp->width > body && sp->width - body <= (size_t)(p - buf)) {
 			p -= sp->width - body;
 			memset(p, ' ', sp->width - body);
@@ -353,8 +368,10 @@ static void buf_out(void *ctx, const char *s, size_t n)
 	size_t left = b->room - b->used;
 	if (n > left)
 		n = left;
-	memcpy(b->buf + b->used, s, n);
-	b->used += n;
+	if (n) { /* buf may be NULL when size is 0 */
+		memcpy(b->buf + b->used, s, n);
+		b->used += n;
+	}
 }
 
 int vsnprintf(char *restrict buf, size_t size, const char *restrict fmt, va_list ap)

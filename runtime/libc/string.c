@@ -1,13 +1,15 @@
 /*
  * mem* and str* for the guest runtime.
  *
- * Guests run under an instruction emulator here (~640 ns per instruction),
- * where a `rep` string instruction is one emulated instruction however many
- * bytes it moves. So every function below is built from a few string
- * instructions (rep movsb, rep stosb, repe cmpsb, repne scasb) rather than
- * from byte loops; str* functions first find the length with one scan and
- * then work on a known length. The direction flag is clear by the ABI;
- * the two backward scans set it and clear it again in the same asm.
+ * Guests run under an instruction emulator here (~640-800 ns per
+ * instruction), where a `rep` string instruction costs about 1 us per
+ * iteration whatever its width: measured in a guest, copying 4 KiB takes
+ * 4.4 ms with `rep movsb`, 17 ms with a byte loop, 1.4 ms with an unrolled
+ * qword loop and 0.54 ms with `rep movsq`. So bulk work is done 8 bytes per
+ * iteration (rep movsq / stosq / cmpsq) with a `rep ...b` for the tail, and
+ * the str* functions first find a length with one `repne scasb` and then
+ * work on a known length. The direction flag is clear by the ABI; the
+ * backward operations set it and clear it again in the same asm.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,7 +18,25 @@
 
 static inline void copy_fwd(void *dst, const void *src, size_t n)
 {
-	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+	size_t qwords = n >> 3;
+	__asm__ volatile("rep movsq\n\t"
+			 "mov %3, %%rcx\n\t"
+			 "rep movsb"
+			 : "+D"(dst), "+S"(src), "+c"(qwords)
+			 : "r"(n & 7)
+			 : "memory");
+}
+
+/* Byte compare that never reads past the first difference: what str*
+ * need, where the buffers may end right after it. */
+static inline int compare_bytes(const void *a, const void *b, size_t n)
+{
+	const unsigned char *pa = a, *pb = b;
+	if (n == 0)
+		return 0;
+	__asm__ volatile("repe cmpsb" : "+S"(pa), "+D"(pb), "+c"(n) : : "memory", "cc");
+	/* Stops after the first differing pair (or after n): that pair decides. */
+	return pa[-1] - pb[-1];
 }
 
 /* Index of the first byte equal to c in s[0..n), or n. */
@@ -46,11 +66,21 @@ void *memmove(void *dst, const void *src, size_t n)
 	if ((uintptr_t)dst - (uintptr_t)src >= n) {
 		copy_fwd(dst, src, n);
 	} else {
+		/* Backwards: the odd tail bytes from the top, then qwords (each
+		 * one read whole before it is written, so overlap by less than 8
+		 * is fine too). */
 		unsigned char *d = (unsigned char *)dst + n - 1;
 		const unsigned char *s = (const unsigned char *)src + n - 1;
-		__asm__ volatile("std\n\trep movsb\n\tcld"
-				 : "+D"(d), "+S"(s), "+c"(n)
-				 :
+		size_t tail = n & 7;
+		__asm__ volatile("std\n\t"
+				 "rep movsb\n\t"
+				 "sub $7, %%rsi\n\t"
+				 "sub $7, %%rdi\n\t"
+				 "mov %3, %%rcx\n\t"
+				 "rep movsq\n\t"
+				 "cld"
+				 : "+D"(d), "+S"(s), "+c"(tail)
+				 : "r"(n >> 3)
 				 : "memory", "cc");
 	}
 	return dst;
@@ -59,19 +89,35 @@ void *memmove(void *dst, const void *src, size_t n)
 void *memset(void *dst, int c, size_t n)
 {
 	void *d = dst;
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	uint64_t pattern = (uint64_t)(unsigned char)c * 0x0101010101010101ull;
+	size_t qwords = n >> 3;
+	__asm__ volatile("rep stosq\n\t"
+			 "mov %3, %%rcx\n\t"
+			 "rep stosb"
+			 : "+D"(d), "+c"(qwords)
+			 : "a"(pattern), "r"(n & 7)
+			 : "memory");
 	return dst;
 }
 
 int memcmp(const void *a, const void *b, size_t n)
 {
 	const unsigned char *pa = a, *pb = b;
-	if (n == 0)
-		return 0;
-	/* Stops after the first differing byte (or after n bytes), so the
-	 * last compared pair decides. */
-	__asm__ volatile("repe cmpsb" : "+S"(pa), "+D"(pb), "+c"(n) : : "memory", "cc");
-	return pa[-1] - pb[-1];
+	size_t qwords = n >> 3, tail = n & 7;
+	if (qwords) {
+		bool differ;
+		__asm__ volatile("repe cmpsq"
+				 : "+S"(pa), "+D"(pb), "+c"(qwords), "=@ccnz"(differ)
+				 :
+				 : "memory");
+		if (differ) {
+			/* Find the byte inside the qword that differs. */
+			pa -= 8;
+			pb -= 8;
+			tail = 8;
+		}
+	}
+	return compare_bytes(pa, pb, tail);
 }
 
 void *memchr(const void *s, int c, size_t n)
@@ -111,13 +157,13 @@ size_t strnlen(const char *s, size_t maxlen)
  * past its end. */
 int strcmp(const char *a, const char *b)
 {
-	return memcmp(a, b, strlen(a) + 1);
+	return compare_bytes(a, b, strlen(a) + 1);
 }
 
 int strncmp(const char *a, const char *b, size_t n)
 {
 	size_t len = strnlen(a, n);
-	return memcmp(a, b, len < n ? len + 1 : n);
+	return compare_bytes(a, b, len < n ? len + 1 : n);
 }
 
 char *strchr(const char *s, int c)
