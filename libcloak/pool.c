@@ -258,7 +258,7 @@ static bool cache_refill(struct tcache *tc, unsigned cls)
 		got++;
 	}
 	while (got < ci->batch) {
-		if (d->bump + ci->slot > d->bump_end) {
+		if (!d->bump || (size_t)(d->bump_end - d->bump) < ci->slot) {
 			if (got)
 				break;
 			char *run = new_run(cls, ci->run_bytes);

@@ -18,6 +18,10 @@ endef
 
 LIBCLOAK_A := $(O)/libcloak/libcloak.a
 LIBCLOAK_SAN_A := $(O)/san/libcloak/libcloak.a
+# Every test also runs under ASan+UBSan: memfd_secret memory is ordinary
+# memory to the sanitizers (libcloak calls mlock through syscall() because
+# ASan's mlock interceptor does nothing), fault tests install their own
+# SIGSEGV handler, and the core-dump test re-enables cores that ASan turns off.
 LIBCLOAK_UNIT_TESTS := test_alloc test_detect test_fork test_limits test_threads
 $(foreach t,$(LIBCLOAK_UNIT_TESTS),$(eval $(call cloak_test,$(t),$(LIBCLOAK_A),$(LIBCLOAK_A),$(LIBCLOAK_SAN_A),$(LIBCLOAK_SAN_A))))
 ASAN_TESTS += $(patsubst %,$(O)/san/tests/libcloak/%,$(LIBCLOAK_UNIT_TESTS))
