@@ -1,0 +1,51 @@
+# Shared setup for the threat suites (docs/threat-model.md): the integration
+# helpers plus a guest that runs in the background while a test attacks it.
+load ../integration/helpers
+PROBE=$ROOT/$O/tests/threat-probe
+
+# need_root: the attacks below are made by root (the strongest host user
+# short of the kernel); without root they SKIP, or FAIL under CI.
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		[ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && { echo "threat tests need root" >&2; return 1; }
+		skip "needs root"
+	fi
+}
+
+# A token per test, so the secret a guest builds from it is new each time.
+new_token() {
+	TOKEN=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+	REV=$(printf '%s' "$TOKEN" | rev)
+}
+
+# start_guest [PREFIX...] -- CLOAK-ARGS...: runs the monitor in the
+# background (PREFIX e.g. setpriv ...), output in $GUEST_OUT, pid in
+# $MON_PID; waits until the guest prints "ready".
+start_guest() {
+	local prefix=()
+	while [ "$1" != "--" ]; do prefix+=("$1"); shift; done
+	shift
+	GUEST_OUT=$BATS_TEST_TMPDIR/guest.out
+	"${prefix[@]}" "$CLOAK" --timeout=60 "$@" >"$GUEST_OUT" 2>&1 &
+	MON_PID=$!
+	for _ in $(seq 300); do
+		grep -q '^ready' "$GUEST_OUT" && return 0
+		kill -0 "$MON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "guest did not get ready: $(cat "$GUEST_OUT")"
+	return 1
+}
+
+# stop_guest: SIGTERM (the monitor wipes guest memory and exits 240) and
+# wait; $GUEST_STATUS gets the exit status.
+stop_guest() {
+	kill -TERM "$MON_PID" 2>/dev/null
+	GUEST_STATUS=0
+	wait "$MON_PID" || GUEST_STATUS=$?
+}
+
+# expect_line TEXT: $output has a line that starts with TEXT.
+expect_line() {
+	printf '%s\n' "$output" | grep -qF -- "$1" || { echo "missing '$1' in: $output"; return 1; }
+}
