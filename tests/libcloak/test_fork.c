@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <cloak/secret.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +108,49 @@ static void child_starts_with_an_empty_pool(void **state)
 		cloak_secret_free(keep[i]);
 }
 
+static volatile int churn_stop;
+
+static void *churn(void *arg)
+{
+	while (!churn_stop) {
+		void *p = cloak_secret_alloc(100), *g = cloak_secret_alloc_guarded(10);
+		cloak_secret_free(p);
+		cloak_secret_free(g);
+	}
+	return NULL;
+}
+
+/* fork() while another thread is inside the allocator: the fork handlers
+ * take every lock first, so the child never inherits one held (it would
+ * hang; the alarm turns that into a failure) or a half-updated list. */
+static void fork_while_another_thread_allocates(void **state)
+{
+	pthread_t t;
+	churn_stop = 0;
+	assert_int_equal(pthread_create(&t, NULL, churn, NULL), 0);
+	for (int i = 0; i < 40; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(10);
+			for (int j = 0; j < 2000; j++) {
+				void *p = cloak_secret_alloc((size_t)j % 300);
+				void *g = j % 100 ? NULL : cloak_secret_alloc_guarded(5);
+				if (!p)
+					_exit(2);
+				cloak_secret_free(p);
+				cloak_secret_free(g);
+			}
+			_exit(0);
+		}
+		int status;
+		waitpid(pid, &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("child %d: status %#x", i, status);
+	}
+	churn_stop = 1;
+	pthread_join(t, NULL);
+}
+
 static void fallback_children_do_not_inherit(void **state)
 {
 	static const char *const env[] = { "CLOAK_TEST_NO_SECRETMEM=1", "CLOAK_FALLBACK=mlock", NULL };
@@ -123,6 +167,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(child_faults_on_parent_secrets),
 		cmocka_unit_test(child_starts_with_an_empty_pool),
+		cmocka_unit_test(fork_while_another_thread_allocates),
 		cmocka_unit_test(fallback_children_do_not_inherit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
