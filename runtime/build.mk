@@ -4,7 +4,7 @@ GUEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -ffreestanding -fno-builtin-malloc \
         -nostdlib -mno-red-zone -mgeneral-regs-only -fno-pic -fno-pie \
         -fno-stack-protector -fno-asynchronous-unwind-tables -mcmodel=small \
         -fcf-protection=none -Iinclude -Iruntime/include
-GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,-T,runtime/guest.ld \
+GUEST_LDFLAGS := -nostdlib -static -Wl,-T,runtime/guest.ld \
         -Wl,--build-id=none -Wl,-z,noexecstack -Wl,-z,max-page-size=4096
 
 RUNTIME_SRC := $(wildcard runtime/*.c runtime/*.S runtime/libc/*.c)
