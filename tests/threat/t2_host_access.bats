@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+# Threat 2 (seed: host-kernel-induced access to guest data, e.g.
+# write(fd, &guest_data_ptr, len)): while a guest holds a secret in private
+# memory, another root process makes the kernel touch the monitor's guest
+# RAM through process_vm_readv, /proc/PID/mem, vmsplice and O_DIRECT: the
+# kernel refuses them all. (cloak check does the same from inside the
+# monitor process: tests/threat/check.bats.)
+load threat_helpers
+
+attack() { # BACKEND METHODS...: probe a guest holding the secret
+	local mem=$1; shift
+	new_token
+	start_guest -- --memory="$mem" "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	run "$PROBE" "$MON_PID" "CLOAK-THREAT-$REV-SECRET" "$@"
+	PROBE_STATUS=$status PROBE_OUT=$output
+	stop_guest
+	output=$PROBE_OUT
+	[ "$PROBE_STATUS" -eq 0 ] || { echo "probe: $output"; return 1; }
+}
+
+@test "process_vm_readv and /proc/PID/mem on guest RAM are refused (EFAULT, EIO)" {
+	need_kvm; need_root
+	attack secret readv procmem
+	expect_line "range: "
+	expect_line "/secretmem"
+	expect_line "readv: refused EFAULT"
+	expect_line "procmem: refused EIO"
+	! printf '%s\n' "$output" | grep -q "needle found"
+	[ "$GUEST_STATUS" -eq 240 ]
+}
+
+@test "vmsplice and O_DIRECT writes from guest RAM are refused even to a process that maps it" {
+	need_kvm; need_root
+	# Only a process with the pages mapped can name them to vmsplice or
+	# O_DIRECT: the probe takes the monitor's guest RAM file (pidfd_getfd).
+	attack secret stolen
+	expect_line "stolen-open: mapped the monitor's guest RAM file"
+	expect_line "stolen-vmsplice: refused EFAULT"
+	expect_line "stolen-odirect: refused EFAULT"
+}
+
+@test "NOT mitigated: root with CAP_SYS_PTRACE takes the monitor's secretmem fd and reads guest RAM" {
+	need_kvm; need_root
+	# Documented in docs/threat-model.md: the kernel refuses to *copy*
+	# secret memory, but a process that maps it reads it like its owner.
+	attack secret stolen
+	expect_line "stolen-read: read 67108864 bytes, needle found"
+}
+
+@test "control: the same attacks read the secret out of a --memory=shared guest" {
+	need_kvm; need_root
+	attack shared readv procmem stolen
+	expect_line "readv: read 67108864 bytes, needle found"
+	expect_line "procmem: read 67108864 bytes, needle found"
+	expect_line "stolen-vmsplice: read 67108864 bytes, needle found"
+	expect_line "stolen-odirect: read 67108864 bytes, needle found"
+}
+
+@test "the guest's secret is intact after the attacks" {
+	need_kvm; need_root
+	new_token
+	start_guest -- "$GUESTS/threat_secret.elf" "$TOKEN" 2
+	"$PROBE" "$MON_PID" "CLOAK-THREAT-$REV-SECRET" readv procmem stolen >/dev/null
+	GUEST_STATUS=0
+	wait "$MON_PID" || GUEST_STATUS=$?
+	[ "$GUEST_STATUS" -eq 0 ] || { cat "$GUEST_OUT"; return 1; }
+	grep -q '^secret intact' "$GUEST_OUT"
+}

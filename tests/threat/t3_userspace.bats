@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# Threat 3 (seed: host userspace access to guest data, "compromised qemu"):
+# the monitor only touches pages the guest shared, so asking it to read or
+# write private pages gets nothing out; and other processes of the same
+# user cannot attach to it (PR_SET_DUMPABLE 0). What a compromised monitor
+# itself can still do is in docs/threat-model.md.
+load threat_helpers
+
+leak_attempt() { # MODE: run threat_private with a disk, a channel, a dump
+	new_token
+	IMG=$BATS_TEST_TMPDIR/disk.img DUMP=$BATS_TEST_TMPDIR/shared.dump
+	SOCK=$BATS_TEST_TMPDIR/c.sock
+	truncate -s 64K "$IMG"
+	run_cloak --block=disk="$IMG" --channel=c=listen:"$SOCK" --dump-shared="$DUMP" \
+		"$GUESTS/threat_private.elf" "$TOKEN" "$@"
+	SECRET="CLOAK-PRIVATE-$REV"
+}
+
+@test "every call that reads or writes guest memory refuses private buffers (EACCES)" {
+	need_kvm
+	leak_attempt
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	for call in console_private random_into_private block_write_from_private \
+		block_read_into_private chan_write_from_private chan_read_into_private; do
+		expect_line "$call ret=-3"
+	done
+	expect_line "block_info ret=0"
+	expect_line "chan_open ret=0"
+	# Writes into private pages did not happen either.
+	expect_line "secret intact"
+}
+
+@test "the private secret appears in no output, disk image or shared page" {
+	need_kvm
+	leak_attempt
+	[ "$status" -eq 0 ]
+	! grep -qF "$SECRET" <<<"$output"
+	! grep -qaF "$SECRET" "$IMG"
+	[ -s "$DUMP" ] || { echo "no dump of shared pages"; return 1; }
+	! grep -qaF "$SECRET" "$DUMP"
+	# Controls: data from a shared page does reach the image.
+	grep -qa SHARED-CONTROL "$IMG"
+}
+
+@test "control: once the guest shares the secret's page, the dump of shared pages shows it" {
+	need_kvm
+	leak_attempt share
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	expect_line "share_secret_page ret=0"
+	grep -qaF "$SECRET" "$DUMP"
+}
+
+@test "an abort message in a private page is refused and not printed" {
+	need_kvm
+	leak_attempt abort
+	[ "$status" -eq 255 ] || { echo "$output"; return 1; }
+	expect_line "unreadable"
+	! grep -qF "$SECRET" <<<"$output"
+}
+
+# Same user (root) but without capabilities: the position of any other
+# process of the user that runs the monitor. The monitor runs cap-less
+# too, since the kernel also refuses a tracer whose capabilities are not a
+# superset of the tracee's; only then is PR_SET_DUMPABLE what decides.
+NOCAPS=(setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all)
+
+@test "a same-user process cannot ptrace, process_vm_readv or /proc/PID/mem the monitor" {
+	need_kvm; need_root
+	command -v setpriv >/dev/null || skip "setpriv not installed"
+	new_token
+	start_guest "${NOCAPS[@]}" -- --mem=4M "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	range=$(awk '/secretmem/ {print $1; exit}' "/proc/$MON_PID/maps")
+	run env THREAT_RANGE="$range" "${NOCAPS[@]}" "$PROBE" "$MON_PID" \
+		"CLOAK-THREAT-$REV-SECRET" ptrace readv procmem
+	PROBE_OUT=$output
+	# Control: the same attacker against an ordinary process of the same
+	# user and capabilities gets in.
+	"${NOCAPS[@]}" sleep 30 &
+	ctl=$!
+	sleep 0.2
+	run "${NOCAPS[@]}" "$PROBE" "$ctl" x ptrace
+	kill "$ctl"
+	CTL_OUT=$output
+	stop_guest
+	output=$PROBE_OUT
+	expect_line "ptrace-attach: refused EPERM"
+	expect_line "readv: refused EPERM"
+	expect_line "procmem-open: refused EACCES"
+	output=$CTL_OUT
+	expect_line "ptrace-attach: attached"
+}
+
+@test "a same-user process cannot even read the monitor's memory map" {
+	need_kvm; need_root
+	command -v setpriv >/dev/null || skip "setpriv not installed"
+	new_token
+	start_guest "${NOCAPS[@]}" -- --mem=4M "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	run "${NOCAPS[@]}" cat "/proc/$MON_PID/maps"
+	stop_guest
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Permission denied"* ]]
+}
