@@ -80,7 +80,7 @@ void *mapped_alloc(size_t size, size_t align)
 	struct mapping **b = bucket_of(user);
 	m->next = *b;
 	*b = m;
-	cloak_counters.mapped_allocs++;
+	__atomic_fetch_add(&cloak_counters.mapped_allocs, 1, __ATOMIC_RELAXED);
 	cloak_counters.mapped_total_allocs++;
 	__atomic_fetch_add(&cloak_counters.mapped_bytes, secret_len, __ATOMIC_RELAXED);
 	cloak_counters.mapped_requested += size;
@@ -94,7 +94,7 @@ bool mapped_free(void *p)
 	struct mapping **link = find_locked(p), *m = *link;
 	if (m) {
 		*link = m->next;
-		cloak_counters.mapped_allocs--;
+		__atomic_fetch_sub(&cloak_counters.mapped_allocs, 1, __ATOMIC_RELAXED);
 		cloak_counters.mapped_total_frees++;
 		__atomic_fetch_sub(&cloak_counters.mapped_bytes, m->secret_len, __ATOMIC_RELAXED);
 		cloak_counters.mapped_requested -= m->size;
@@ -123,6 +123,10 @@ bool mapped_free(void *p)
 
 bool mapped_owns(const void *p)
 {
+	/* The OpenSSL front end asks this on every CRYPTO_free: skip the lock
+	 * while there are no mapped allocations at all. */
+	if (!__atomic_load_n(&cloak_counters.mapped_allocs, __ATOMIC_RELAXED))
+		return false;
 	pthread_mutex_lock(&map_lock);
 	bool found = *find_locked(p) != NULL;
 	pthread_mutex_unlock(&map_lock);

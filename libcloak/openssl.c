@@ -46,10 +46,15 @@ static void *next_symbol(const char *name)
 		cloak_die("libcloak-openssl: %s not found in libcrypto; is this OpenSSL 3?", name);
 	return f;
 }
-#define NEXT(type, name)                                                  \
-	static type next_fn;                                              \
-	if (!next_fn)                                                     \
-		next_fn = (type)next_symbol(#name);
+/* Resolves libcrypto's own function once (racing threads store the same
+ * value). */
+#define NEXT(type, name)                                                      \
+	static type next_cache;                                               \
+	type next_fn = __atomic_load_n(&next_cache, __ATOMIC_RELAXED);        \
+	if (!next_fn) {                                                       \
+		next_fn = (type)next_symbol(#name);                           \
+		__atomic_store_n(&next_cache, next_fn, __ATOMIC_RELAXED);     \
+	}
 
 /* OpenSSL gets NULL on failure; tell the person running it why, once. */
 static void *checked(void *p, size_t num)
