@@ -148,12 +148,18 @@ static void reserve_bitmap(void)
 	arena_bits = m;
 }
 
-/* Gives `bytes` of a fresh run to class `cls`; called with the depot held. */
-static char *new_run(unsigned cls, size_t bytes)
+/* Gives a fresh run of `*bytes` to class `cls`; called with the depot held.
+ * When the current arena has fewer pages left but still room for a few of
+ * the class's slots, the run is that tail, so arenas end up nearly full;
+ * `*bytes` is then the shorter length. */
+static char *new_run(unsigned cls, size_t *bytes)
 {
-	size_t pages = bytes / PAGE_SIZE_BYTES;
+	size_t pages = *bytes / PAGE_SIZE_BYTES;
+	size_t min_pages = (8 + 4 * (size_t)classes[cls].slot + PAGE_SIZE_BYTES - 1) / PAGE_SIZE_BYTES;
 	pthread_mutex_lock(&arena_lock);
 	struct arena *a = current_arena;
+	if (a && a->next_page + pages > ARENA_PAGES && a->next_page + min_pages <= ARENA_PAGES)
+		pages = ARENA_PAGES - a->next_page;
 	if (!a || a->next_page + pages > ARENA_PAGES) {
 		a = (struct arena *)backend_map(ARENA_SIZE, ARENA_SIZE, 0);
 		if (!a) {
@@ -172,6 +178,7 @@ static char *new_run(unsigned cls, size_t bytes)
 	memset(&a->page_class[a->next_page], (int)cls, pages);
 	a->next_page += (uint32_t)pages;
 	pthread_mutex_unlock(&arena_lock);
+	*bytes = pages * PAGE_SIZE_BYTES;
 	return run;
 }
 
@@ -261,13 +268,14 @@ static bool cache_refill(struct tcache *tc, unsigned cls)
 		if (!d->bump || (size_t)(d->bump_end - d->bump) < ci->slot) {
 			if (got)
 				break;
-			char *run = new_run(cls, ci->run_bytes);
+			size_t run_bytes = ci->run_bytes;
+			char *run = new_run(cls, &run_bytes);
 			if (!run) {
 				pthread_mutex_unlock(&d->lock);
 				return false;
 			}
 			d->bump = run + 8;
-			d->bump_end = run + ci->run_bytes;
+			d->bump_end = run + run_bytes;
 		}
 		void *p = d->bump + 8; /* fresh secret memory is zero */
 		d->bump += ci->slot;
