@@ -239,6 +239,11 @@ void gm_for_each_shared_page(struct guestmem *gm,
 	}
 }
 
+void gm_debug_keep_fd(bool on)
+{
+	membackend_keep_fd = on;
+}
+
 int gm_debug_dup_fd(const struct guestmem *gm)
 {
 	return gm->mb.fd >= 0 ? dup(gm->mb.fd) : -1;

@@ -102,6 +102,10 @@ void gm_set_log(struct guestmem *gm, bool on);
 /* Test hook: a dup of the backing fd (memfd/secret/gmem) or -1, so a test
  * can look at the memory after gm_destroy() and see it was wiped. */
 int gm_debug_dup_fd(const struct guestmem *gm);
+/* Test hook: the secret backend normally closes its descriptor once the
+ * memory is mapped; with this on (before gm_create) it keeps it, so that
+ * gm_debug_dup_fd() has something to return. */
+void gm_debug_keep_fd(bool on);
 
 /* Test hook: calls fn with a copy of every shared page's content. */
 void gm_for_each_shared_page(struct guestmem *gm,

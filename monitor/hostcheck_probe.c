@@ -434,8 +434,13 @@ void probe_backend(enum gm_backend backend, bool kvm_ok, const struct gmem_caps 
 	struct guestmem *gm = NULL;
 	if (backend == GM_BACKEND_GMEM && vm_fd < 0)
 		snprintf(err, sizeof err, "guest_memfd needs KVM, which is not usable here");
-	else
+	else {
+		/* The wipe probe re-reads the memory through its descriptor, which
+		 * guests' memory does not keep (see membackend.c). */
+		gm_debug_keep_fd(true);
 		gm = gm_create(backend, PROBE_MEM, vm_fd, err, sizeof err, &status);
+		gm_debug_keep_fd(false);
+	}
 	if (!gm) {
 		snprintf(rep->unavailable, sizeof rep->unavailable, "%s", err);
 		for (int i = 0; i < ROW_COUNT; i++)

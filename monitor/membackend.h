@@ -16,6 +16,9 @@ struct membacking {
 	bool is_gmem; /* fd is a guest_memfd (memslot takes it) */
 };
 
+/* Test hook (gm_debug_keep_fd): keep the secret backend's descriptor open. */
+extern bool membackend_keep_fd;
+
 int membackend_create(struct membacking *mb, enum gm_backend kind, uint64_t size,
 		      int kvm_vm_fd, char *err, size_t errlen, int *exit_status);
 /* Zeroes every resident page, then unmaps and closes. */

@@ -162,7 +162,9 @@ static void test_fd_io_checked(void **state)
  * guest memory, then map the file again and look. */
 static void wipe_check(enum gm_backend b)
 {
+	gm_debug_keep_fd(true);
 	struct guestmem *gm = mk(b);
+	gm_debug_keep_fd(false);
 	int fd = gm_debug_dup_fd(gm);
 	assert_true(fd >= 0);
 	static char secret[3 * 4096];
@@ -196,6 +198,23 @@ static void test_wipe_secret(void **state)
 		gm_destroy(gm);
 	}
 	wipe_check(GM_BACKEND_SECRET);
+}
+
+/* In normal use the secret backend keeps no descriptor that another
+ * process could take with pidfd_getfd. */
+static void test_secret_keeps_no_fd(void **state)
+{
+	char err[256];
+	int st;
+	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
+	if (!gm) {
+		const char *req = getenv("CLOAK_REQUIRE_KVM");
+		if (req && !strcmp(req, "1"))
+			fail_msg("secret backend unavailable: %s", err);
+		skip();
+	}
+	assert_int_equal(gm_debug_dup_fd(gm), -1);
+	gm_destroy(gm);
 }
 
 static void test_secret_is_secretmem(void **state)
@@ -236,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_wipe_shared),
 		cmocka_unit_test(test_wipe_secret),
 		cmocka_unit_test(test_secret_is_secretmem),
+		cmocka_unit_test(test_secret_keeps_no_fd),
 	};
 	return cmocka_run_group_tests_name("guestmem", tests, NULL, NULL);
 }
