@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,11 +118,11 @@ bool limit_locked_memory(unsigned long bytes)
 	struct __user_cap_data_struct data[2];
 	if (syscall(SYS_capget, &hdr, data) != 0)
 		return false;
-	for (int i = 0; i < 2; i++) {
-		data[i].effective &= ~(i == 0 ? (1u << CAP_IPC_LOCK) : 0u);
-		data[i].permitted &= ~(i == 0 ? (1u << CAP_IPC_LOCK) : 0u);
-		data[i].inheritable &= ~(i == 0 ? (1u << CAP_IPC_LOCK) : 0u);
-	}
+	/* CAP_IPC_LOCK (14) lives in the first 32-bit word. */
+	const uint32_t bit = 1u << CAP_IPC_LOCK;
+	data[0].effective &= ~bit;
+	data[0].permitted &= ~bit;
+	data[0].inheritable &= ~bit;
 	if (syscall(SYS_capset, &hdr, data) != 0)
 		return false;
 	struct rlimit rl = { bytes, bytes };

@@ -89,11 +89,8 @@ static void sizes_up_to_1mib(void **state)
 		if (s > (1u << 20) && s < (1u << 20) + (1u << 19))
 			s = 1u << 20;
 	}
-	for (unsigned i = 0; i < WINDOW; i++) {
-		unsigned seq = count - 1 - ((count - 1 - i) % WINDOW);
-		(void)seq;
+	for (unsigned i = 0; i < WINDOW; i++)
 		cloak_secret_free(live[i]);
-	}
 	for (unsigned k = 4; k <= 20; k++)
 		for (int d = -1; d <= 1; d++) {
 			size_t s = ((size_t)1 << k) + (size_t)d;
