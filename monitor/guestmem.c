@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cloak/abi.h"
@@ -130,11 +131,40 @@ enum gm_status gm_copy_to(struct guestmem *gm, gpa_t dst, const void *src, uint6
 	return s;
 }
 
+/* Secret memory cannot be swapped, so a page that is not resident has
+ * never been faulted in and reads as zero: zeroing it would only fault it
+ * in (and take it out of the direct map) for nothing. This keeps the
+ * loader's BSS zeroing from touching pages the guest may never use. */
+static void zero_resident(struct guestmem *gm, uint64_t start, uint64_t len)
+{
+	unsigned char *p = gm->mb.base + start;
+	uint64_t head = (CLOAK_PAGE_SIZE - start % CLOAK_PAGE_SIZE) % CLOAK_PAGE_SIZE;
+	if (gm->mb.kind != GM_BACKEND_SECRET || len < head + CLOAK_PAGE_SIZE) {
+		memset(p, 0, len);
+		return;
+	}
+	memset(p, 0, head);
+	uint64_t pages = (len - head) / CLOAK_PAGE_SIZE;
+	unsigned char vec[256];
+	for (uint64_t done = 0; done < pages;) {
+		uint64_t n = pages - done < sizeof vec ? pages - done : sizeof vec;
+		unsigned char *q = p + head + done * CLOAK_PAGE_SIZE;
+		if (mincore(q, n * CLOAK_PAGE_SIZE, vec) != 0)
+			memset(vec, 1, n); /* cannot tell: zero them all */
+		for (uint64_t i = 0; i < n; i++)
+			if (vec[i] & 1)
+				memset(q + i * CLOAK_PAGE_SIZE, 0, CLOAK_PAGE_SIZE);
+		done += n;
+	}
+	uint64_t tail = len - head - pages * CLOAK_PAGE_SIZE;
+	memset(p + len - tail, 0, tail);
+}
+
 enum gm_status gm_zero(struct guestmem *gm, gpa_t dst, uint64_t len)
 {
 	enum gm_status s = judge(gm, dst.v, len);
 	if (s == GM_OK && len)
-		memset(gm->mb.base + dst.v, 0, len);
+		zero_resident(gm, dst.v, len);
 	return s;
 }
 

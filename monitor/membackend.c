@@ -56,7 +56,7 @@ static int map_memfd(struct membacking *mb, char *err, size_t errlen, int *st)
 static int map_secret(struct membacking *mb, char *err, size_t errlen, int *st)
 {
 	unsigned long long mib = (unsigned long long)(mb->size >> 20);
-	if (!secretmem_supported()) {
+	if (!secretmem_supported()) { /* cached: one memfd_secret for the probe */
 		snprintf(err, errlen,
 			 "memfd_secret is not available on this kernel (needs Linux 5.14+, "
 			 "secretmem enabled): use --memory=gmem or, without protection, "

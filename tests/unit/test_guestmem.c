@@ -200,6 +200,35 @@ static void test_wipe_secret(void **state)
 	wipe_check(GM_BACKEND_SECRET);
 }
 
+/* gm_zero on secret memory skips pages never faulted in (they are zero)
+ * and really zeroes the ones that were written, including partial pages. */
+static void test_zero_secret(void **state)
+{
+	char err[256];
+	int st;
+	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
+	if (!gm) {
+		const char *req = getenv("CLOAK_REQUIRE_KVM");
+		if (req && !strcmp(req, "1"))
+			fail_msg("secret backend unavailable: %s", err);
+		skip();
+	}
+	static unsigned char junk[64 * 1024], back[64 * 1024];
+	memset(junk, 0xa5, sizeof junk);
+	/* Junk in pages 2..5 and in page 9, nothing in 6..8. */
+	assert_int_equal(gm_copy_to(gm, gpa(0x102000), junk, 4 * PG), GM_OK);
+	assert_int_equal(gm_copy_to(gm, gpa(0x109000), junk, PG), GM_OK);
+	assert_int_equal(gm_zero(gm, gpa(0x102010), 8 * PG - 0x20), GM_OK);
+	assert_int_equal(gm_copy_from(gm, back, gpa(0x102000), 10 * PG), GM_OK);
+	for (uint64_t i = 0; i < 10 * PG; i++) {
+		int inside = i >= 0x10 && i < 8 * PG - 0x10;
+		unsigned char want = inside ? 0 : (i < 4 * PG || (i >= 7 * PG && i < 8 * PG)) ? 0xa5 : 0;
+		if (back[i] != want)
+			fail_msg("byte %llu: got 0x%x want 0x%x", (unsigned long long)i, back[i], want);
+	}
+	gm_destroy(gm);
+}
+
 /* In normal use the secret backend keeps no descriptor that another
  * process could take with pidfd_getfd. */
 static void test_secret_keeps_no_fd(void **state)
@@ -256,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_wipe_secret),
 		cmocka_unit_test(test_secret_is_secretmem),
 		cmocka_unit_test(test_secret_keeps_no_fd),
+		cmocka_unit_test(test_zero_secret),
 	};
 	return cmocka_run_group_tests_name("guestmem", tests, NULL, NULL);
 }
