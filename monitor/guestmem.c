@@ -168,49 +168,33 @@ enum gm_status gm_zero(struct guestmem *gm, gpa_t dst, uint64_t len)
 	return s;
 }
 
-static int status_errno(enum gm_status s)
+/* For the fd helpers: judge the range, setting errno on refusal. */
+static bool fd_range_ok(struct guestmem *gm, uint64_t start, uint64_t len)
 {
-	return s == GM_EACCES ? EACCES : EFAULT;
+	enum gm_status s = judge(gm, start, len);
+	if (s != GM_OK)
+		errno = s == GM_EACCES ? EACCES : EFAULT;
+	return s == GM_OK;
 }
 
 int64_t gm_pread(struct guestmem *gm, int fd, gpa_t dst, uint64_t len, int64_t off)
 {
-	enum gm_status s = judge(gm, dst.v, len);
-	if (s != GM_OK) {
-		errno = status_errno(s);
-		return -1;
-	}
-	return pread(fd, gm->mb.base + dst.v, len, off);
+	return fd_range_ok(gm, dst.v, len) ? pread(fd, gm->mb.base + dst.v, len, off) : -1;
 }
 
 int64_t gm_pwrite(struct guestmem *gm, int fd, gpa_t src, uint64_t len, int64_t off)
 {
-	enum gm_status s = judge(gm, src.v, len);
-	if (s != GM_OK) {
-		errno = status_errno(s);
-		return -1;
-	}
-	return pwrite(fd, gm->mb.base + src.v, len, off);
+	return fd_range_ok(gm, src.v, len) ? pwrite(fd, gm->mb.base + src.v, len, off) : -1;
 }
 
 int64_t gm_read_fd(struct guestmem *gm, int fd, gpa_t dst, uint64_t len)
 {
-	enum gm_status s = judge(gm, dst.v, len);
-	if (s != GM_OK) {
-		errno = status_errno(s);
-		return -1;
-	}
-	return read(fd, gm->mb.base + dst.v, len);
+	return fd_range_ok(gm, dst.v, len) ? read(fd, gm->mb.base + dst.v, len) : -1;
 }
 
 int64_t gm_write_fd(struct guestmem *gm, int fd, gpa_t src, uint64_t len)
 {
-	enum gm_status s = judge(gm, src.v, len);
-	if (s != GM_OK) {
-		errno = status_errno(s);
-		return -1;
-	}
-	return write(fd, gm->mb.base + src.v, len);
+	return fd_range_ok(gm, src.v, len) ? write(fd, gm->mb.base + src.v, len) : -1;
 }
 
 /* SHARE/UNSHARE validation: aligned, non-empty, inside memory, no wrap. */

@@ -25,21 +25,29 @@ static uint64_t word_mask(unsigned lo, unsigned hi)
 	return upper & ~((1ull << lo) - 1);
 }
 
+/* Steps through [*first, end) one bitmap word at a time: returns the word
+ * index and the mask of the range's bits in it, and advances *first. */
+static uint64_t next_word(uint64_t *first, uint64_t end, uint64_t *mask)
+{
+	uint64_t w = *first / 64;
+	unsigned lo = (unsigned)(*first % 64);
+	unsigned hi = end - w * 64 >= 64 ? 64 : (unsigned)(end - w * 64);
+	*mask = word_mask(lo, hi);
+	*first = w * 64 + hi;
+	return w;
+}
+
 /* Applies set (or clear) to [first, first+count) and keeps nshared. */
 static void update(struct sharemap *m, uint64_t first, uint64_t count, bool set)
 {
-	uint64_t end = first + count;
+	uint64_t end = first + count, mask;
 	while (first < end) {
-		uint64_t w = first / 64;
-		unsigned lo = (unsigned)(first % 64);
-		unsigned hi = end - w * 64 >= 64 ? 64 : (unsigned)(end - w * 64);
-		uint64_t mask = word_mask(lo, hi);
+		uint64_t w = next_word(&first, end, &mask);
 		uint64_t old = m->words[w];
 		uint64_t neu = set ? old | mask : old & ~mask;
 		m->nshared += (uint64_t)__builtin_popcountll(neu);
 		m->nshared -= (uint64_t)__builtin_popcountll(old);
 		m->words[w] = neu;
-		first = w * 64 + hi;
 	}
 }
 
@@ -55,15 +63,11 @@ void sharemap_clear(struct sharemap *m, uint64_t first, uint64_t count)
 
 bool sharemap_all_set(const struct sharemap *m, uint64_t first, uint64_t count)
 {
-	uint64_t end = first + count;
+	uint64_t end = first + count, mask;
 	while (first < end) {
-		uint64_t w = first / 64;
-		unsigned lo = (unsigned)(first % 64);
-		unsigned hi = end - w * 64 >= 64 ? 64 : (unsigned)(end - w * 64);
-		uint64_t mask = word_mask(lo, hi);
+		uint64_t w = next_word(&first, end, &mask);
 		if ((m->words[w] & mask) != mask)
 			return false;
-		first = w * 64 + hi;
 	}
 	return true;
 }

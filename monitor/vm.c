@@ -27,13 +27,19 @@
 #define EFER_LME (1ull << 8)
 #define EFER_LMA (1ull << 10)
 
+/* One line on stderr, "cloak: " first. */
+static void vline(const char *fmt, va_list ap)
+{
+	fputs("cloak: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int vm_fail(struct vm *vm, int status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("cloak: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vline(fmt, ap);
 	va_end(ap);
 	if (!vm->stopped) {
 		vm->stopped = true;
@@ -48,9 +54,7 @@ void vm_verbose(const struct vm *vm, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("cloak: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vline(fmt, ap);
 	va_end(ap);
 }
 

@@ -28,6 +28,22 @@ static struct guestmem *mk(enum gm_backend b)
 	return gm;
 }
 
+/* The secret backend, or SKIP where the host lacks memfd_secret (FAIL
+ * under CLOAK_REQUIRE_KVM=1). */
+static struct guestmem *mk_secret(void)
+{
+	char err[256];
+	int st;
+	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
+	if (!gm) {
+		const char *req = getenv("CLOAK_REQUIRE_KVM");
+		if (req && !strcmp(req, "1"))
+			fail_msg("secret backend unavailable: %s", err);
+		skip();
+	}
+	return gm;
+}
+
 /* The bitmap against a plain bool array under random range operations. */
 static void test_sharemap_model(void **state)
 {
@@ -189,14 +205,7 @@ static void test_wipe_shared(void **state)
 
 static void test_wipe_secret(void **state)
 {
-	if (!getenv("CLOAK_REQUIRE_KVM") || strcmp(getenv("CLOAK_REQUIRE_KVM"), "1")) {
-		char err[256];
-		int st;
-		struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
-		if (!gm)
-			skip();
-		gm_destroy(gm);
-	}
+	gm_destroy(mk_secret()); /* skips where the backend is missing */
 	wipe_check(GM_BACKEND_SECRET);
 }
 
@@ -204,15 +213,7 @@ static void test_wipe_secret(void **state)
  * and really zeroes the ones that were written, including partial pages. */
 static void test_zero_secret(void **state)
 {
-	char err[256];
-	int st;
-	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
-	if (!gm) {
-		const char *req = getenv("CLOAK_REQUIRE_KVM");
-		if (req && !strcmp(req, "1"))
-			fail_msg("secret backend unavailable: %s", err);
-		skip();
-	}
+	struct guestmem *gm = mk_secret();
 	static unsigned char junk[64 * 1024], back[64 * 1024];
 	memset(junk, 0xa5, sizeof junk);
 	/* Junk in pages 2..5 and in page 9, nothing in 6..8. */
@@ -233,30 +234,14 @@ static void test_zero_secret(void **state)
  * process could take with pidfd_getfd. */
 static void test_secret_keeps_no_fd(void **state)
 {
-	char err[256];
-	int st;
-	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
-	if (!gm) {
-		const char *req = getenv("CLOAK_REQUIRE_KVM");
-		if (req && !strcmp(req, "1"))
-			fail_msg("secret backend unavailable: %s", err);
-		skip();
-	}
+	struct guestmem *gm = mk_secret();
 	assert_int_equal(gm_debug_dup_fd(gm), -1);
 	gm_destroy(gm);
 }
 
 static void test_secret_is_secretmem(void **state)
 {
-	char err[256];
-	int st;
-	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
-	if (!gm) {
-		const char *req = getenv("CLOAK_REQUIRE_KVM");
-		if (req && !strcmp(req, "1"))
-			fail_msg("secret backend unavailable: %s", err);
-		skip();
-	}
+	struct guestmem *gm = mk_secret();
 	struct gm_slot sl;
 	gm_slot(gm, &sl);
 	/* /proc/self/maps names the mapping "secretmem". */
