@@ -1,5 +1,6 @@
 /* The vCPU loop: every KVM exit gets a diagnosis and a documented status. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -87,6 +88,21 @@ static int check_stop(struct vm *vm)
 	return 0;
 }
 
+int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len)
+{
+	if (err == EFAULT && backend == GM_BACKEND_SECRET) {
+		/* Mainline KVM on VMX/SVM faults guest pages in with GUP, which
+		 * refuses secretmem; the emulator on hosts like these reads
+		 * through the monitor's mapping instead, so it works here. */
+		snprintf(msg, len, "KVM_RUN failed with EFAULT: this host's KVM cannot "
+			 "run guests from memfd_secret memory (GUP refuses it on VMX/SVM "
+			 "hosts): use --memory=gmem");
+		return CLOAK_EXIT_NOHOST;
+	}
+	snprintf(msg, len, "KVM_RUN failed: %s", strerror(err));
+	return CLOAK_EXIT_CRASH;
+}
+
 int vm_run(struct vm *vm)
 {
 	while (!vm->stopped) {
@@ -97,14 +113,9 @@ int vm_run(struct vm *vm)
 				vm->run->immediate_exit = 0;
 				continue;
 			}
-			if (errno == EFAULT && gm_backend(vm->gm) == GM_BACKEND_SECRET) {
-				vm_fail(vm, CLOAK_EXIT_NOHOST,
-					"KVM_RUN failed with EFAULT: this host's KVM cannot run "
-					"guests from memfd_secret memory (GUP refuses it on "
-					"VMX/SVM hosts): use --memory=gmem");
-				break;
-			}
-			vm_fail(vm, CLOAK_EXIT_CRASH, "KVM_RUN failed: %s", strerror(errno));
+			char msg[256];
+			int st = run_error_diagnosis(errno, gm_backend(vm->gm), msg, sizeof msg);
+			vm_fail(vm, st, "%s", msg);
 			break;
 		}
 		if (on_exit_reason(vm) != 0)

@@ -6,6 +6,7 @@
 #define CLOAK_VM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cloak/abi.h"
@@ -46,5 +47,11 @@ void vm_close(struct vm *vm);
 /* Runs the vCPU until the guest exits, aborts, or a watchdog/signal stops
  * it; returns the monitor's exit status. */
 int vm_run(struct vm *vm);
+
+/* What a KVM_RUN failure with errno `err` means for this backend: fills a
+ * one-line message and returns the exit status. Separate so that the
+ * VMX/SVM case (EFAULT on secret memory), which cannot happen on these
+ * emulating hosts, is unit-tested. */
+int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len);
 
 #endif

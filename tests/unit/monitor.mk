@@ -2,4 +2,4 @@ $(eval $(call unit_test,test_options,,))
 $(eval $(call unit_test,test_pagetable,,))
 $(eval $(call unit_test,test_guestmem,,))
 TESTS += tests/unit/structure.bats
-$(eval $(call unit_test,test_gmem_plan,,))
+$(eval $(call unit_test,test_host_paths,,))

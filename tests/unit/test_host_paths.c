@@ -1,14 +1,19 @@
-/* guest_memfd planning against fake KVM capabilities: the hosts these
- * machines are not (NO_DIRECT_MAP, private attributes, no guest_memfd). */
+/* Host paths these machines cannot take, against fake KVM answers:
+ * guest_memfd planning for hosts these machines are not (NO_DIRECT_MAP,
+ * private attributes, no guest_memfd), and KVM_RUN's EFAULT on secret
+ * memory (VMX/SVM hosts). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "cloak/abi.h"
 #include "gmem.h"
+#include "vm.h"
 #include "kvm_compat.h"
 
 static void test_no_guest_memfd(void **state)
@@ -57,6 +62,22 @@ static void test_no_direct_map_host(void **state)
 	assert_true(p.private_possible);
 }
 
+/* A host whose KVM faults guest pages in with GUP (VMX/SVM) cannot run a
+ * guest from memfd_secret: KVM_RUN fails with EFAULT, and the monitor must
+ * say so and point to gmem rather than report a crash. */
+static void test_efault_on_secret(void **state)
+{
+	char msg[256];
+	assert_int_equal(run_error_diagnosis(EFAULT, GM_BACKEND_SECRET, msg, sizeof msg),
+			 CLOAK_EXIT_NOHOST);
+	assert_non_null(strstr(msg, "--memory=gmem"));
+	assert_int_equal(run_error_diagnosis(EFAULT, GM_BACKEND_SHARED, msg, sizeof msg),
+			 CLOAK_EXIT_CRASH);
+	assert_int_equal(run_error_diagnosis(EINVAL, GM_BACKEND_SECRET, msg, sizeof msg),
+			 CLOAK_EXIT_CRASH);
+	assert_non_null(strstr(msg, "KVM_RUN failed"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -64,6 +85,7 @@ int main(void)
 		cmocka_unit_test(test_private_only),
 		cmocka_unit_test(test_this_host),
 		cmocka_unit_test(test_no_direct_map_host),
+		cmocka_unit_test(test_efault_on_secret),
 	};
-	return cmocka_run_group_tests_name("gmem_plan", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("host_paths", tests, NULL, NULL);
 }
