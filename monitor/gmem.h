@@ -26,7 +26,7 @@ void gmem_probe(int vm_fd, struct gmem_caps *out);
 /* What cloak would do with a host's guest_memfd: the flags to ask for and
  * the protections that would follow. Pure, so the paths that cannot run on
  * these machines (NO_DIRECT_MAP, private memory) are unit-tested with fake
- * capabilities (tests/unit/test_gmem_plan.c); they are not yet verified on
+ * capabilities (tests/unit/test_host_paths.c); they are not yet verified on
  * a real host that offers them. */
 struct gmem_plan {
 	uint64_t flags;          /* for KVM_CREATE_GUEST_MEMFD */
