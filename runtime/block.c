@@ -60,7 +60,21 @@ static int precheck(const struct cloak_block *b, uint64_t offset, size_t len)
 	return 0;
 }
 
-int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf, size_t len)
+/* A request the monitor can serve in one call straight from the caller's
+ * buffer (in the bounce pool, or anywhere without protection) needs no
+ * checks here: the monitor validates it whole and moves all or nothing.
+ * Every guest instruction costs ~640 ns on emulating hosts, so this path
+ * is kept to a handful of them (one 4 KiB sector per call: ~15 us instead
+ * of ~100 us through the general path). */
+static inline int one_call(const void *buf, size_t len)
+{
+	return len <= CLOAK_BLOCK_IO_MAX && (io_direct() || io_in_bounce(buf, len));
+}
+
+/* The general path, out of line so the one-call path stays free of its
+ * register saves. */
+static __attribute__((noinline)) int read_chunked(const struct cloak_block *b, uint64_t offset,
+						  void *buf, size_t len)
 {
 	int r = precheck(b, offset, len);
 	if (r)
@@ -80,8 +94,8 @@ int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf, si
 	return 0;
 }
 
-int cloak_block_write(const struct cloak_block *b, uint64_t offset, const void *buf,
-		      size_t len)
+static __attribute__((noinline)) int write_chunked(const struct cloak_block *b,
+						   uint64_t offset, const void *buf, size_t len)
 {
 	int r = precheck(b, offset, len);
 	if (r)
@@ -101,6 +115,21 @@ int cloak_block_write(const struct cloak_block *b, uint64_t offset, const void *
 		done += n;
 	}
 	return 0;
+}
+
+int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf, size_t len)
+{
+	if (one_call(buf, len))
+		return (int)io_call(b, CLOAK_BLOCK_READ, offset, buf, len);
+	return read_chunked(b, offset, buf, len);
+}
+
+int cloak_block_write(const struct cloak_block *b, uint64_t offset, const void *buf,
+		      size_t len)
+{
+	if (one_call(buf, len))
+		return (int)io_call(b, CLOAK_BLOCK_WRITE, offset, buf, len);
+	return write_chunked(b, offset, buf, len);
 }
 
 int cloak_block_flush(const struct cloak_block *b)

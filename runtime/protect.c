@@ -15,7 +15,7 @@ extern char __shared_start[], __shared_end[];
 
 unsigned char *rt_bounce;
 size_t rt_bounce_size;
-static uint64_t protection;
+uint64_t rt_protection; /* CLOAK_PROT_* flags once enabled, else 0 */
 
 static struct cloak_hc_share share_block RT_SHARED;
 static struct cloak_hc_protect protect_block RT_SHARED;
@@ -39,7 +39,7 @@ int cloak_unshare(void *p, size_t npages)
 
 uint64_t cloak_protection(void)
 {
-	return protection;
+	return rt_protection;
 }
 
 void *cloak_bounce_area(size_t *size)
@@ -62,5 +62,5 @@ void rt_protect_init(void)
 		cloak_abort_msg("monitor refused to share the runtime's I/O pages");
 	if (cloak_hypercall(CLOAK_HC_PROTECT, &protect_block) != 0)
 		cloak_abort_msg("monitor refused to enable memory protection");
-	protection = protect_block.flags;
+	rt_protection = protect_block.flags;
 }

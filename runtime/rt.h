@@ -16,6 +16,7 @@ void rt_protect_init(void);
 /* Flushes buffered console output. */
 void rt_console_flush(void);
 /* The bounce pool (shared pages): base and size in bytes. */
+extern uint64_t rt_protection;
 extern unsigned char *rt_bounce;
 extern size_t rt_bounce_size;
 
