@@ -54,6 +54,8 @@ static int run_once(char **cmd, double *ms, long *rss)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+#define MAX_CMDS 8
+
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -61,37 +63,47 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int n = atoi(argv[1]);
-	struct result res[8];
+	if (n < 1)
+		n = 1;
+	struct result res[MAX_CMDS];
+	char **cmds[MAX_CMDS];
 	int nres = 0;
-	double *t = calloc((size_t)n, sizeof *t);
-	for (int i = 2; i < argc && nres < 8;) {
-		const char *label = argv[i];
+	for (int i = 2; i < argc && nres < MAX_CMDS;) {
 		if (i + 2 >= argc || strcmp(argv[i + 1], "--")) {
 			fprintf(stderr, "bench_boot: expected LABEL -- CMD\n");
 			return 2;
 		}
-		char **cmd = argv + i + 2;
 		int end = i + 2;
 		while (end < argc && strcmp(argv[end], "::"))
 			end++;
+		res[nres] = (struct result){ argv[i], 0, 0, 0 };
+		cmds[nres++] = argv + i + 2;
 		argv[end < argc ? end : argc] = NULL;
-		long maxrss = 0;
-		/* One warm-up run (page cache, KVM module state). */
-		double ms;
-		long rss;
-		if (run_once(cmd, &ms, &rss) != 0) {
-			fprintf(stderr, "bench_boot: %s failed\n", cmd[0]);
-			return 1;
-		}
-		for (int k = 0; k < n; k++) {
-			if (run_once(cmd, &t[k], &rss) != 0)
-				return 1;
-			if (rss > maxrss)
-				maxrss = rss;
-		}
-		qsort(t, (size_t)n, sizeof *t, cmp);
-		res[nres++] = (struct result){ label, t[0], t[n / 2], maxrss };
 		i = end + 1;
+	}
+	double *t = calloc((size_t)(n * nres), sizeof *t);
+	/* Interleaved: round k runs every command once, so a burst of load
+	 * from other work on this shared machine hits all commands alike. One
+	 * warm-up round first (page cache, KVM module state). */
+	for (int k = -1; k < n; k++) {
+		for (int c = 0; c < nres; c++) {
+			double ms;
+			long rss;
+			if (run_once(cmds[c], &ms, &rss) != 0) {
+				fprintf(stderr, "bench_boot: %s failed\n", cmds[c][0]);
+				return 1;
+			}
+			if (k < 0)
+				continue;
+			t[c * n + k] = ms;
+			if (rss > res[c].maxrss_kib)
+				res[c].maxrss_kib = rss;
+		}
+	}
+	for (int c = 0; c < nres; c++) {
+		qsort(t + c * n, (size_t)n, sizeof *t, cmp);
+		res[c].min_ms = t[c * n];
+		res[c].med_ms = t[c * n + n / 2];
 	}
 	printf("| command | min ms | median ms | median beyond first row | median / last row | max RSS KiB |\n");
 	printf("|---|---|---|---|---|---|\n");
