@@ -34,7 +34,7 @@ install-monitor: $(O)/cloak $(O)/runtime/libcloakrt.a
 	install -m 755 $(O)/cloak $(DESTDIR)$(PREFIX)/bin/cloak
 	install -m 644 man/cloak.1 $(DESTDIR)$(PREFIX)/share/man/man1/cloak.1
 	install -m 644 include/cloak/abi.h $(DESTDIR)$(PREFIX)/include/cloak/abi.h
-	install -m 644 $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o runtime/guest.ld \
+	install -m 644 $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o runtime/guest.ld runtime/idt.ld \
 		$(DESTDIR)$(PREFIX)/lib/cloak/
 	install -m 644 runtime/include/*.h $(DESTDIR)$(PREFIX)/lib/cloak/include/
 	install -m 644 runtime/include/cloak/*.h $(DESTDIR)$(PREFIX)/lib/cloak/include/cloak/

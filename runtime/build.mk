@@ -4,7 +4,7 @@ GUEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -ffreestanding -fno-builtin-malloc \
         -nostdlib -mno-red-zone -mgeneral-regs-only -fno-pic -fno-pie \
         -fno-stack-protector -fno-asynchronous-unwind-tables -mcmodel=small \
         -fcf-protection=none -Iinclude -Iruntime/include
-GUEST_LDFLAGS := -nostdlib -static -Wl,-T,runtime/guest.ld \
+GUEST_LDFLAGS := -nostdlib -static -Wl,-L,runtime -Wl,-T,runtime/guest.ld \
         -Wl,--build-id=none -Wl,-z,noexecstack -Wl,-z,max-page-size=4096
 
 RUNTIME_SRC := $(wildcard runtime/*.c runtime/*.S runtime/libc/*.c)
@@ -24,7 +24,7 @@ $(O)/runtime/libcloakrt.a: $(RUNTIME_OBJ)
 # $(call guest_elf,OUT,OBJS,EXTRA_LIBS): link a guest against the runtime.
 # start.o comes first and is linked whole (entry point, ABI note).
 define guest_elf
-$(1): $(2) $(O)/runtime/libcloakrt.a runtime/guest.ld
+$(1): $(2) $(O)/runtime/libcloakrt.a runtime/guest.ld runtime/idt.ld
 	@mkdir -p $$(dir $$@)
 	$$(GUEST_CC) $$(GUEST_CFLAGS) $$(GUEST_LDFLAGS) -o $$@ $(O)/guest/runtime/start.o $(2) \
 		$(O)/runtime/libcloakrt.a $(3) $(O)/runtime/libcloakrt.a -lgcc

@@ -9,7 +9,10 @@
 #include "rt.h"
 
 static struct cloak_hc_console console_block RT_SHARED;
-static char outbuf[512];
+/* printf's buffer sits in the shared call pages: everything in it is on
+ * its way to the host console anyway, and flushing it then needs no copy
+ * through the bounce pool. */
+static char outbuf[512] RT_SHARED;
 static size_t outlen;
 
 long cloak_console_write(const void *buf, size_t len)
@@ -37,8 +40,11 @@ long cloak_console_write(const void *buf, size_t len)
 
 void rt_console_flush(void)
 {
-	if (outlen)
-		cloak_console_write(outbuf, outlen);
+	if (outlen) {
+		console_block.buf = (uint64_t)(uintptr_t)outbuf;
+		console_block.len = outlen;
+		cloak_hypercall(CLOAK_HC_CONSOLE, &console_block);
+	}
 	outlen = 0;
 }
 

@@ -17,13 +17,15 @@ _start:
  * vector, and join the common path. */
 	.text
 .macro TRAP_NOERR n
-trap_\n:
+	.globl cloak_rt_trap_\n
+cloak_rt_trap_\n:
 	pushq	$0
 	pushq	$\n
 	jmp	trap_common
 .endm
 .macro TRAP_ERR n
-trap_\n:
+	.globl cloak_rt_trap_\n
+cloak_rt_trap_\n:
 	pushq	$\n
 	jmp	trap_common
 .endm
@@ -67,14 +69,6 @@ trap_common:
 	call	cloak_rt_trap
 2:	hlt
 	jmp	2b
-
-	.section .rodata
-	.globl cloak_rt_trap_stubs
-	.balign 8
-cloak_rt_trap_stubs:
-	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
-	.quad trap_\n
-	.endr
 
 	.bss
 	.balign 16

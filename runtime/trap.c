@@ -5,28 +5,16 @@
 #include "cloak/guest.h"
 #include "rt.h"
 
-struct idt_entry {
-	uint16_t off_lo, sel;
-	uint8_t ist, attr;
-	uint16_t off_mid;
-	uint32_t off_hi, zero;
-};
-
-static struct idt_entry idt[32] __attribute__((aligned(16)));
-extern const uint64_t cloak_rt_trap_stubs[32];
+/* Built by the linker (runtime/idt.ld): nothing to fill in at boot. */
+extern const char cloak_rt_idt[], cloak_rt_idt_end[];
 
 void rt_trap_init(void)
 {
-	for (int v = 0; v < 32; v++) {
-		uint64_t a = cloak_rt_trap_stubs[v];
-		idt[v] = (struct idt_entry){ .off_lo = (uint16_t)a, .sel = 8, .attr = 0x8e,
-					     .off_mid = (uint16_t)(a >> 16),
-					     .off_hi = (uint32_t)(a >> 32) };
-	}
 	struct {
 		uint16_t limit;
 		uint64_t base;
-	} __attribute__((packed)) d = { sizeof idt - 1, (uint64_t)(uintptr_t)idt };
+	} __attribute__((packed)) d = { (uint16_t)(cloak_rt_idt_end - cloak_rt_idt - 1),
+					(uint64_t)(uintptr_t)cloak_rt_idt };
 	__asm__ volatile("lidt %0" : : "m"(d));
 }
 
