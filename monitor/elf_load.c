@@ -339,32 +339,48 @@ static int load_segments(struct loader *l, struct guestmem *gm)
 	return 0;
 }
 
+/* Every check, in order; nothing is written anywhere. */
+static int validate(struct loader *l, struct elf_image *out)
+{
+	uint64_t lowest, highest;
+	if (l->file == NULL && l->len != 0)
+		return fail(l, "internal error: no file contents");
+	/* Identity first (is this a cloak guest at all?), then shape, then
+	 * placement: the first message a user sees names the real problem. */
+	if (check_header(l) || read_phdrs(l) || check_abi_note(l) || check_static(l))
+		return -1;
+	for (unsigned i = 0; i < l->phnum; i++)
+		if (l->ph[i].p_type == PT_LOAD && check_load(l, i) != 0)
+			return -1;
+	if (check_layout(l) || check_entry(l, &lowest, &highest))
+		return -1;
+	*out = (struct elf_image){
+		.entry = l->eh.e_entry, .lowest = lowest, .highest = highest,
+		.abi_version = l->abi_version,
+	};
+	return 0;
+}
+
+/* The loader state is large (about 6.6 KiB) but bounded; static storage
+ * would not be reentrant, the heap would add a failure mode for nothing. */
+int elf_check(uint64_t mem_size, const void *file, size_t len, struct elf_image *out,
+	      char *err, size_t errlen)
+{
+	struct loader l = {
+		.file = file, .len = len, .mem_size = mem_size, .err = err, .errlen = errlen,
+	};
+	return validate(&l, out);
+}
+
 int elf_load(struct guestmem *gm, const void *file, size_t len, struct elf_image *out,
 	     char *err, size_t errlen)
 {
-	/* Large (about 6.6 KiB) but bounded; static storage would not be
-	 * reentrant, the heap would add a failure mode for nothing. */
 	struct loader l = {
 		.file = file, .len = len, .mem_size = gm_size(gm), .err = err, .errlen = errlen,
 	};
-	uint64_t lowest, highest;
-
-	if (file == NULL && len != 0)
-		return fail(&l, "internal error: no file contents");
-	/* Identity first (is this a cloak guest at all?), then shape, then
-	 * placement: the first message a user sees names the real problem. */
-	if (check_header(&l) || read_phdrs(&l) || check_abi_note(&l) || check_static(&l))
+	struct elf_image img;
+	if (validate(&l, &img) || load_segments(&l, gm))
 		return -1;
-	for (unsigned i = 0; i < l.phnum; i++)
-		if (l.ph[i].p_type == PT_LOAD && check_load(&l, i) != 0)
-			return -1;
-	if (check_layout(&l) || check_entry(&l, &lowest, &highest))
-		return -1;
-	if (load_segments(&l, gm) != 0)
-		return -1;
-	*out = (struct elf_image){
-		.entry = l.eh.e_entry, .lowest = lowest, .highest = highest,
-		.abi_version = l.abi_version,
-	};
+	*out = img;
 	return 0;
 }

@@ -45,4 +45,9 @@ struct elf_image {
 int elf_load(struct guestmem *gm, const void *file, size_t len, struct elf_image *out,
 	     char *err, size_t errlen);
 
+/* The same validation for a guest memory of mem_size bytes, writing
+ * nothing: lets the monitor reject a bad image before it touches KVM. */
+int elf_check(uint64_t mem_size, const void *file, size_t len, struct elf_image *out,
+	      char *err, size_t errlen);
+
 #endif

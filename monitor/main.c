@@ -75,6 +75,14 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 	void *image = read_image(o->guest, &len, err, errlen);
 	if (!image)
 		return CLOAK_EXIT_BADIMAGE;
+	/* A bad image is reported as such whatever the host lacks. */
+	struct elf_image img;
+	char why[400];
+	if (elf_check(o->mem, image, len, &img, why, sizeof why)) {
+		free(image);
+		snprintf(err, errlen, "%s: %s", o->guest, why);
+		return CLOAK_EXIT_BADIMAGE;
+	}
 	if (vm_open(vm, err, errlen, &status)) {
 		free(image);
 		return status;
@@ -85,8 +93,6 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 		return status;
 	}
 	gm_set_log(vm->gm, o->verbose);
-	struct elf_image img;
-	char why[400];
 	int r = elf_load(vm->gm, image, len, &img, why, sizeof why);
 	free(image);
 	if (r) {

@@ -123,6 +123,10 @@ static void test_loads_default_image(void **state)
 	assert_int_equal(im.lowest, EB_TEXT_GPA);
 	assert_int_equal(im.highest, 0x204000); /* 0x201000 + 0x2100, page up */
 	assert_int_equal(im.abi_version, CLOAK_ABI_VERSION);
+	struct elf_image ic;
+	assert_int_equal(elf_check(TEST_MEM, f->img.bytes, f->img.len, &ic, f->err,
+				   sizeof f->err), 0);
+	assert_memory_equal(&ic, &im, sizeof ic);
 
 	assert_guest_pattern(f->gm, EB_TEXT_GPA, EB_TEXT_FILESZ, 1);
 	assert_guest_pattern(f->gm, EB_DATA_GPA, EB_DATA_FILESZ, 2);
@@ -478,6 +482,13 @@ static void test_rejects(void **state)
 			 c->expect2 ? " and \"" : "", c->expect2 ? c->expect2 : "",
 			 c->expect2 ? "\"" : "");
 	assert_null(strchr(f->err, '\n'));
+	/* elf_check, which the monitor runs before it opens KVM, gives the
+	 * same verdict and reason without any guest memory. */
+	char check_err[sizeof f->err];
+	struct elf_image ic;
+	assert_int_equal(elf_check(TEST_MEM, f->img.bytes, f->img.len, &ic, check_err,
+				   sizeof check_err), -1);
+	assert_string_equal(check_err, f->err);
 	/* Refused before anything was written: output and memory untouched
 	 * (fresh anonymous guest memory is all zero). */
 	assert_memory_equal(&im, &untouched, sizeof(im));
