@@ -58,16 +58,15 @@ int gmem_plan(const struct gmem_caps *caps, struct gmem_plan *out, char *err, si
 	return 0;
 }
 
-int gmem_map(int vm_fd, uint64_t size, int *fd, void **base, char *err, size_t errlen,
-	     int *exit_status)
+int gmem_map(int vm_fd, uint64_t size, int *fd, void **base, struct gmem_plan *plan,
+	     char *err, size_t errlen, int *exit_status)
 {
 	struct gmem_caps caps;
-	struct gmem_plan plan;
 	gmem_probe(vm_fd, &caps);
 	*exit_status = CLOAK_EXIT_NOHOST;
-	if (gmem_plan(&caps, &plan, err, errlen))
+	if (gmem_plan(&caps, plan, err, errlen))
 		return -1;
-	uint64_t want = plan.flags;
+	uint64_t want = plan->flags;
 	struct kvm_create_guest_memfd req = { .size = size, .flags = want };
 	int g = ioctl(vm_fd, KVM_CREATE_GUEST_MEMFD, &req);
 	if (g < 0) {

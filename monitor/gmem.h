@@ -38,7 +38,7 @@ int gmem_plan(const struct gmem_caps *caps, struct gmem_plan *out, char *err, si
 /* Creates a guest_memfd of `size` with the strongest flags this host
  * offers and maps it; fills *fd and *base. On failure writes a one-line
  * reason and the exit status. */
-int gmem_map(int vm_fd, uint64_t size, int *fd, void **base, char *err, size_t errlen,
-	     int *exit_status);
+int gmem_map(int vm_fd, uint64_t size, int *fd, void **base, struct gmem_plan *plan,
+	     char *err, size_t errlen, int *exit_status);
 
 #endif

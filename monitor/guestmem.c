@@ -79,6 +79,8 @@ uint64_t gm_destroy(struct guestmem *gm)
 }
 
 uint64_t gm_size(const struct guestmem *gm) { return gm->mb.size; }
+uint64_t gm_host_protections(const struct guestmem *gm) { return gm->mb.protections; }
+const char *gm_describe(const struct guestmem *gm) { return gm->mb.describe; }
 enum gm_backend gm_backend(const struct guestmem *gm) { return gm->mb.kind; }
 bool gm_protected(const struct guestmem *gm) { return gm->protect; }
 void gm_protect_enable(struct guestmem *gm) { gm->protect = true; }

@@ -47,6 +47,10 @@ struct guestmem *gm_create(enum gm_backend backend, uint64_t size, int kvm_vm_fd
 uint64_t gm_destroy(struct guestmem *gm);
 
 uint64_t gm_size(const struct guestmem *gm);
+/* CLOAK_PROT_* flags this memory has on this host (what PROTECT reports to
+ * the guest), and one line saying what they are and how they are known. */
+uint64_t gm_host_protections(const struct guestmem *gm);
+const char *gm_describe(const struct guestmem *gm);
 enum gm_backend gm_backend(const struct guestmem *gm);
 
 /* What KVM needs to register the memslot. The address is an integer on

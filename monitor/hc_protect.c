@@ -5,16 +5,6 @@
  */
 #include "hypercall.h"
 
-static uint64_t host_protections(const struct vm *vm)
-{
-	uint64_t f = CLOAK_PROT_CHECKED_ACCESS;
-	if (gm_backend(vm->gm) == GM_BACKEND_SECRET)
-		f |= CLOAK_PROT_NO_DIRECT_MAP | CLOAK_PROT_NO_GUP;
-	/* gmem here is MMAP|INIT_SHARED: mapped, in the direct map. A host with
-	 * NO_DIRECT_MAP and private attributes would add flags here. */
-	return f;
-}
-
 static int hc_protect(struct vm *vm, void *args)
 {
 	struct cloak_hc_protect *a = args;
@@ -26,7 +16,7 @@ static int hc_protect(struct vm *vm, void *args)
 		vm_verbose(vm, "guest enabled memory protection (%llu pages shared)",
 			   (unsigned long long)gm_shared_pages(vm->gm));
 	}
-	a->flags = host_protections(vm);
+	a->flags = gm_host_protections(vm->gm);
 	a->ret = 0;
 	return 0;
 }

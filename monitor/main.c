@@ -93,6 +93,7 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 		return status;
 	}
 	gm_set_log(vm->gm, o->verbose);
+	vm_verbose(vm, "guest memory: %s", gm_describe(vm->gm));
 	int r = elf_load(vm->gm, image, len, &img, why, sizeof why);
 	free(image);
 	if (r) {

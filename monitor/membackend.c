@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cloak/abi.h"
@@ -93,6 +94,25 @@ static int map_secret(struct membacking *mb, char *err, size_t errlen, int *st)
 		return -1;
 	}
 	mb->base = p;
+	/* The kernel creates secretmem only where it can take pages out of
+	 * the direct map (can_set_direct_map()), and removes each page as it
+	 * is faulted in: that memfd_secret succeeded is the evidence. GUP
+	 * refusal is checked here and now: process_vm_readv on our own guest
+	 * RAM must fail with EFAULT (cheap: GUP refuses the VMA before
+	 * faulting anything in). */
+	mb->protections = CLOAK_PROT_CHECKED_ACCESS | CLOAK_PROT_NO_DIRECT_MAP;
+	char probe;
+	struct iovec local = { &probe, 1 }, remote = { p, 1 };
+	errno = 0;
+	bool gup_refused = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 &&
+			   errno == EFAULT;
+	if (gup_refused)
+		mb->protections |= CLOAK_PROT_NO_GUP;
+	snprintf(mb->describe, sizeof mb->describe,
+		 "memfd_secret: out of the kernel direct map (kernel-enforced), %s, not "
+		 "dumped, not inherited; still mapped in this monitor (KVM here needs it)",
+		 gup_refused ? "GUP refused (checked: process_vm_readv EFAULT)"
+			     : "GUP NOT refused (process_vm_readv went through)");
 	return 0;
 }
 
@@ -119,13 +139,29 @@ int membackend_create(struct membacking *mb, enum gm_backend kind, uint64_t size
 	mb->fd = -1;
 	int r;
 	switch (kind) {
-	case GM_BACKEND_SHARED: r = map_memfd(mb, err, errlen, exit_status); break;
+	case GM_BACKEND_SHARED:
+		r = map_memfd(mb, err, errlen, exit_status);
+		mb->protections = CLOAK_PROT_CHECKED_ACCESS;
+		snprintf(mb->describe, sizeof mb->describe,
+			 "plain memfd: NO protection from the host kernel or other processes");
+		break;
 	case GM_BACKEND_SECRET: r = map_secret(mb, err, errlen, exit_status); break;
-	case GM_BACKEND_GMEM:
-		r = gmem_map(kvm_vm_fd, size, &mb->fd, (void **)&mb->base, err, errlen,
+	case GM_BACKEND_GMEM: {
+		struct gmem_plan plan;
+		r = gmem_map(kvm_vm_fd, size, &mb->fd, (void **)&mb->base, &plan, err, errlen,
 			     exit_status);
 		mb->is_gmem = r == 0;
+		mb->gmem_flags = plan.flags;
+		mb->protections = CLOAK_PROT_CHECKED_ACCESS |
+				  (plan.no_direct_map ? CLOAK_PROT_NO_DIRECT_MAP : 0);
+		snprintf(mb->describe, sizeof mb->describe,
+			 "guest_memfd (flags 0x%llx): %s; reachable by GUP and mapped in this "
+			 "monitor (this host offers no private guest_memfd)",
+			 (unsigned long long)plan.flags,
+			 plan.no_direct_map ? "out of the kernel direct map"
+					    : "in the kernel direct map (no NO_DIRECT_MAP here)");
 		break;
+	}
 	case GM_BACKEND_ANON: r = map_anon(mb, err, errlen, exit_status); break;
 	default:
 		snprintf(err, errlen, "unknown memory backend %d", (int)kind);

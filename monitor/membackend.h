@@ -14,6 +14,11 @@ struct membacking {
 	uint64_t size;
 	int fd;       /* memfd / memfd_secret / guest_memfd, or -1 */
 	bool is_gmem; /* fd is a guest_memfd (memslot takes it) */
+	uint64_t gmem_flags; /* the guest_memfd flags asked for */
+	/* CLOAK_PROT_* this memory has on this host, each verified or implied
+	 * by what the kernel accepted (see membackend.c), never assumed. */
+	uint64_t protections;
+	char describe[256]; /* one line for --verbose */
 };
 
 /* Test hook (gm_debug_keep_fd): keep the secret backend's descriptor open. */

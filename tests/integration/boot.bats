@@ -174,3 +174,13 @@ nocap() {
 	[ "$status" -eq 249 ] || { echo "$status: $output"; return 1; }
 	[[ "$output" == "cloak: /dev/kvm does not exist"* ]]
 }
+
+@test "--verbose says what protects guest memory on this host, per backend" {
+	need_kvm
+	run_cloak -v "$HELLO"
+	[[ "$output" == *"guest memory: memfd_secret: out of the kernel direct map"*"GUP refused (checked: process_vm_readv EFAULT)"* ]]
+	run_cloak -v --memory=shared "$HELLO"
+	[[ "$output" == *"guest memory: plain memfd: NO protection"* ]]
+	[[ "$output" == *"memory protection on: monitor access checked"* ]]
+	[[ "$output" != *"refused to host GUP"* ]]
+}
