@@ -83,6 +83,8 @@ static void usage(FILE *f)
 	      "  -t, --timeout=SECONDS   stop the guest after SECONDS of wall time (0 = never)\n"
 	      "      --block=NAME=PATH[,ro][,sector=512|4096]   attach a disk image\n"
 	      "      --channel=NAME=listen:PATH|connect:PATH    byte stream to a Unix socket\n"
+	      "      --dump-shared=FILE  at exit, write every page the guest shared to FILE\n"
+	      "                          (what the host could see; for audits and tests)\n"
 	      "      --no-sandbox        debugging aid (valgrind, sanitizers): run without\n"
 	      "                          the seccomp syscall filter\n"
 	      "  -q, --quiet             print nothing but errors\n"
