@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,9 +238,6 @@ int devices_setup(struct vm *vm, const struct options *o, char *err, size_t errl
 	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epoll_fd < 0)
 		return snprintf(err, errlen, "epoll_create1: %s", strerror(errno)), -1;
-	/* A peer that disconnects must be an EPIPE for the guest, not a
-	 * SIGPIPE that kills the monitor. */
-	signal(SIGPIPE, SIG_IGN);
 	for (unsigned i = 0; i < d->nblock; i++)
 		vm_verbose(vm, "block %u '%s': %s, %llu bytes, %u-byte sectors%s", i,
 			   d->block[i].name, d->block[i].path,

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,9 @@ int main(int argc, char **argv)
 	/* Another process of the same user must not ptrace us or read our
 	 * memory through /proc, and no core dump may hold guest memory. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* A closed stdout or channel peer must be an error the guest sees, not
+	 * a SIGPIPE that kills the monitor before it wipes guest memory. */
+	signal(SIGPIPE, SIG_IGN);
 
 	struct vm vm;
 	memset(&vm, 0, sizeof vm);

@@ -184,3 +184,11 @@ nocap() {
 	[[ "$output" == *"memory protection on: monitor access checked"* ]]
 	[[ "$output" != *"refused to host GUP"* ]]
 }
+
+@test "a closed stdout does not kill the monitor: the guest runs to its end, memory wiped" {
+	need_kvm
+	run bash -c "'$CLOAK' -v '$HELLO' 2>/tmp/cloak-pipe-$$.err | head -c 1 >/dev/null; echo \${PIPESTATUS[0]}; cat /tmp/cloak-pipe-$$.err; rm -f /tmp/cloak-pipe-$$.err"
+	[[ "${lines[0]}" == 0 ]] || { echo "$output"; return 1; }
+	[[ "$output" == *"guest exited with status 0"* ]]
+	[[ "$output" == *"guest memory wiped"* ]]
+}
