@@ -19,12 +19,7 @@
 /* The front end's API is what this library exports (see its .map). */
 #pragma GCC visibility push(default)
 
-void *sodium_malloc(size_t size);
-void *sodium_allocarray(size_t count, size_t size);
-void sodium_free(void *ptr);
-int sodium_mprotect_noaccess(void *ptr);
-int sodium_mprotect_readonly(void *ptr);
-int sodium_mprotect_readwrite(void *ptr);
+#include "sodium_api.h"
 
 /* Programs written for libsodium do not know cloak_secret_last_error(): say
  * once on stderr why secret memory could not be had. */

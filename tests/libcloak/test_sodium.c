@@ -18,12 +18,7 @@
 
 #include "child.h"
 
-void *sodium_malloc(size_t size);
-void *sodium_allocarray(size_t count, size_t size);
-void sodium_free(void *ptr);
-int sodium_mprotect_noaccess(void *ptr);
-int sodium_mprotect_readonly(void *ptr);
-int sodium_mprotect_readwrite(void *ptr);
+#include "sodium_api.h"
 
 static void poke(volatile unsigned char *p, unsigned char v)
 {
