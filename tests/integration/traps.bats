@@ -78,12 +78,16 @@ watchdog_case() {
 @test "watchdog stops a guest wedged in vmmcall (252)" {
 	need_kvm; watchdog_case vmmcall
 }
-@test "SIGTERM stops a spinning guest with status 240" {
+@test "SIGTERM stops a spinning guest with status 240, and guest memory is still wiped" {
 	need_kvm
-	timeout 30 "$CLOAK" "$GUESTS/trap.elf" spin & pid=$!
+	local err; err=$(mktemp)
+	"$CLOAK" -v --timeout=30 "$GUESTS/trap.elf" spin 2>"$err" & pid=$!
 	sleep 0.5
 	kill -TERM $pid
 	rc=0
 	wait $pid || rc=$?
-	[ "$rc" -eq 240 ]
+	out=$(cat "$err"); rm -f "$err"
+	[ "$rc" -eq 240 ] || { echo "$rc: $out"; return 1; }
+	[[ "$out" == *"interrupted by signal 15"* ]]
+	[[ "$out" == *"guest memory wiped"* ]]
 }
