@@ -61,7 +61,9 @@ check: all
 # run inside the seccomp sandbox (it needs ptrace); leaks are checked by
 # valgrind in tests/integration/valgrind.bats instead.
 ASAN_SUITES := tests/integration/boot.bats tests/integration/traps.bats \
-	tests/integration/hostile.bats tests/integration/badelf.bats
+	tests/integration/hostile.bats tests/integration/badelf.bats \
+	tests/integration/block.bats tests/integration/channel.bats \
+	tests/threat/t3_userspace.bats tests/threat/t4_emulation.bats
 check-asan: all $(ASAN_TESTS) $(O)/san/cloak
 	CLOAK_BIN=$(abspath $(O)/san/cloak) ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
