@@ -17,6 +17,21 @@ static uint64_t check(int fd, long cap)
 	return r > 0 ? (uint64_t)r : 0;
 }
 
+static int real_ioctl(int fd, unsigned long request, void *arg)
+{
+	return ioctl(fd, request, arg);
+}
+int (*gmem_ioctl)(int fd, unsigned long request, void *arg) = real_ioctl;
+
+int gmem_set_private(int vm_fd, uint64_t gpa, uint64_t size, bool private_)
+{
+	struct kvm_memory_attributes a = {
+		.address = gpa, .size = size,
+		.attributes = private_ ? KVM_MEMORY_ATTRIBUTE_PRIVATE : 0, .flags = 0,
+	};
+	return gmem_ioctl(vm_fd, KVM_SET_MEMORY_ATTRIBUTES, &a);
+}
+
 void gmem_probe(int vm_fd, struct gmem_caps *out)
 {
 	memset(out, 0, sizeof *out);

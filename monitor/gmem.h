@@ -35,6 +35,14 @@ struct gmem_plan {
 };
 int gmem_plan(const struct gmem_caps *caps, struct gmem_plan *out, char *err, size_t errlen);
 
+/* Private/shared conversion (KVM_SET_MEMORY_ATTRIBUTES, VM-wide) on hosts
+ * whose KVM offers KVM_MEMORY_ATTRIBUTE_PRIVATE for mappable guest_memfd:
+ * a private page is then out of reach of the monitor's mapping and of GUP.
+ * Not offered on these machines; unit-tested through gmem_ioctl, which
+ * tests replace (tests/unit/test_guestmem.c). Returns 0 or -1 with errno. */
+extern int (*gmem_ioctl)(int fd, unsigned long request, void *arg);
+int gmem_set_private(int vm_fd, uint64_t gpa, uint64_t size, bool private_);
+
 /* Creates a guest_memfd of `size` with the strongest flags this host
  * offers and maps it; fills *fd and *base. On failure writes a one-line
  * reason and the exit status. */

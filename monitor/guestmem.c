@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cloak/abi.h"
+#include "gmem.h"
 #include "membackend.h"
 #include "sharemap.h"
 
@@ -83,7 +84,40 @@ uint64_t gm_host_protections(const struct guestmem *gm) { return gm->mb.protecti
 const char *gm_describe(const struct guestmem *gm) { return gm->mb.describe; }
 enum gm_backend gm_backend(const struct guestmem *gm) { return gm->mb.kind; }
 bool gm_protected(const struct guestmem *gm) { return gm->protect; }
-void gm_protect_enable(struct guestmem *gm) { gm->protect = true; }
+
+/* Converts [first, first+count) pages in KVM, if this memory converts. */
+static int convert(struct guestmem *gm, uint64_t first, uint64_t count, bool private_)
+{
+	if (!gm->mb.convertible || !gm->protect)
+		return 0;
+	return gmem_set_private(gm->mb.vm_fd, first * CLOAK_PAGE_SIZE,
+				count * CLOAK_PAGE_SIZE, private_) ? -CLOAK_EIO : 0;
+}
+
+int gm_protect_enable(struct guestmem *gm)
+{
+	if (gm->protect)
+		return 0;
+	gm->protect = true;
+	if (!gm->mb.convertible)
+		return 0;
+	/* Everything private, then the shared runs back to shared. If KVM
+	 * refuses, undo: protection stays off rather than half on. */
+	uint64_t n = gm->shared.npages;
+	int r = convert(gm, 0, n, true);
+	for (uint64_t p = sharemap_next_set(&gm->shared, 0); r == 0 && p < n;) {
+		uint64_t end = p;
+		while (end < n && sharemap_all_set(&gm->shared, end, 1))
+			end++;
+		r = convert(gm, p, end - p, false);
+		p = sharemap_next_set(&gm->shared, end);
+	}
+	if (r) {
+		convert(gm, 0, n, false);
+		gm->protect = false;
+	}
+	return r;
+}
 uint64_t gm_refused(const struct guestmem *gm) { return gm->refused; }
 
 void gm_slot(const struct guestmem *gm, struct gm_slot *out)
@@ -212,10 +246,15 @@ static int share_range(struct guestmem *gm, gpa_t g, uint64_t npages, uint64_t *
 	return 0;
 }
 
+/* The monitor is single-threaded: nothing touches guest memory while KVM
+ * converts, so both calls convert first and update the bitmap only once
+ * KVM agreed. A refused conversion changes nothing. */
 int gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
 {
 	uint64_t first;
 	int r = share_range(gm, g, npages, &first);
+	if (r == 0)
+		r = convert(gm, first, npages, false);
 	if (r == 0)
 		sharemap_set(&gm->shared, first, npages);
 	return r;
@@ -226,8 +265,16 @@ int gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
 	uint64_t first;
 	int r = share_range(gm, g, npages, &first);
 	if (r == 0)
+		r = convert(gm, first, npages, true);
+	if (r == 0)
 		sharemap_clear(&gm->shared, first, npages);
 	return r;
+}
+
+void gm_debug_make_convertible(struct guestmem *gm, int vm_fd)
+{
+	gm->mb.convertible = true;
+	gm->mb.vm_fd = vm_fd;
 }
 
 bool gm_is_shared(const struct guestmem *gm, gpa_t g, uint64_t len)

@@ -89,7 +89,9 @@ int64_t gm_write_fd(struct guestmem *gm, int fd, gpa_t src, uint64_t len);
 
 /* Protection state (the guest-driven protocol). */
 bool gm_protected(const struct guestmem *gm);
-void gm_protect_enable(struct guestmem *gm);
+/* Returns 0, or -CLOAK_EIO if KVM refused to make the memory private
+ * (gmem with private attributes only; protection then stays off). */
+int gm_protect_enable(struct guestmem *gm);
 /* Page-granular; gpa must be page aligned, npages > 0, range inside memory.
  * Returns 0 or a negative CLOAK_E* code. Sharing a shared page or
  * unsharing a private one is not an error (idempotent). */
@@ -110,6 +112,10 @@ int gm_debug_dup_fd(const struct guestmem *gm);
  * memory is mapped; with this on (before gm_create) it keeps it, so that
  * gm_debug_dup_fd() has something to return. */
 void gm_debug_keep_fd(bool on);
+/* Test hook: make this memory convert pages in KVM on PROTECT, SHARE and
+ * UNSHARE as on a host with private memory attributes (the calls go to
+ * gmem_ioctl, which the test replaces). */
+void gm_debug_make_convertible(struct guestmem *gm, int vm_fd);
 
 /* Test hook: calls fn with a copy of every shared page's content. */
 void gm_for_each_shared_page(struct guestmem *gm,

@@ -12,7 +12,12 @@ static int hc_protect(struct vm *vm, void *args)
 		/* The argument block itself is private from now on unless the guest
 		 * shared it first; the dispatcher then drops the reply, so the
 		 * runtime shares its call area before enabling protection. */
-		gm_protect_enable(vm->gm);
+		if (gm_protect_enable(vm->gm) != 0) {
+			vm_verbose(vm, "KVM refused to make guest memory private");
+			a->flags = 0;
+			a->ret = -CLOAK_EIO;
+			return 0;
+		}
 		vm_verbose(vm, "guest enabled memory protection (%llu pages shared)",
 			   (unsigned long long)gm_shared_pages(vm->gm));
 	}

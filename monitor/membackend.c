@@ -152,14 +152,19 @@ int membackend_create(struct membacking *mb, enum gm_backend kind, uint64_t size
 			     exit_status);
 		mb->is_gmem = r == 0;
 		mb->gmem_flags = plan.flags;
+		mb->convertible = r == 0 && plan.private_possible;
+		mb->vm_fd = kvm_vm_fd;
 		mb->protections = CLOAK_PROT_CHECKED_ACCESS |
 				  (plan.no_direct_map ? CLOAK_PROT_NO_DIRECT_MAP : 0);
 		snprintf(mb->describe, sizeof mb->describe,
-			 "guest_memfd (flags 0x%llx): %s; reachable by GUP and mapped in this "
-			 "monitor (this host offers no private guest_memfd)",
+			 "guest_memfd (flags 0x%llx): %s; %s",
 			 (unsigned long long)plan.flags,
 			 plan.no_direct_map ? "out of the kernel direct map"
-					    : "in the kernel direct map (no NO_DIRECT_MAP here)");
+					    : "in the kernel direct map (no NO_DIRECT_MAP here)",
+			 plan.private_possible
+				 ? "private pages converted in KVM once the guest protects them"
+				 : "reachable by GUP and mapped in this monitor (this host "
+				   "offers no private memory attributes)");
 		break;
 	}
 	case GM_BACKEND_ANON: r = map_anon(mb, err, errlen, exit_status); break;

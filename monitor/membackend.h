@@ -15,6 +15,10 @@ struct membacking {
 	int fd;       /* memfd / memfd_secret / guest_memfd, or -1 */
 	bool is_gmem; /* fd is a guest_memfd (memslot takes it) */
 	uint64_t gmem_flags; /* the guest_memfd flags asked for */
+	/* gmem on a host with private memory attributes: PROTECT and
+	 * SHARE/UNSHARE also convert pages in KVM (gmem_set_private). */
+	bool convertible;
+	int vm_fd;
 	/* CLOAK_PROT_* this memory has on this host, each verified or implied
 	 * by what the kernel accepted (see membackend.c), never assumed. */
 	uint64_t protections;

@@ -12,7 +12,9 @@
 #include <cmocka.h>
 
 #include "cloak/abi.h"
+#include "gmem.h"
 #include "guestmem.h"
+#include "kvm_compat.h"
 #include "sharemap.h"
 
 #define MEM (8ull << 20)
@@ -258,6 +260,89 @@ static void test_secret_is_secretmem(void **state)
 	gm_destroy(gm);
 }
 
+/* A fake KVM for private/shared conversion: records each
+ * KVM_SET_MEMORY_ATTRIBUTES call, and fails when told to. */
+struct attr_call {
+	int fd;
+	uint64_t gpa, size, attributes;
+};
+static struct attr_call calls[16];
+static int ncalls, fail_next;
+
+static int fake_ioctl(int fd, unsigned long request, void *arg)
+{
+	if (request != KVM_SET_MEMORY_ATTRIBUTES)
+		return -1;
+	if (fail_next) {
+		fail_next--;
+		return -1;
+	}
+	const struct kvm_memory_attributes *a = arg;
+	if (ncalls < 16)
+		calls[ncalls] = (struct attr_call){ fd, a->address, a->size, a->attributes };
+	ncalls++;
+	return 0;
+}
+
+static void expect_call(int i, uint64_t g, uint64_t size, bool private_)
+{
+	assert_true(i < ncalls);
+	assert_int_equal(calls[i].fd, 77);
+	assert_int_equal(calls[i].gpa, g);
+	assert_int_equal(calls[i].size, size);
+	assert_int_equal(calls[i].attributes, private_ ? KVM_MEMORY_ATTRIBUTE_PRIVATE : 0);
+}
+
+/* On a host with private memory attributes, PROTECT makes all memory
+ * private but the shared runs, SHARE/UNSHARE convert, and a conversion KVM
+ * refuses leaves protection and share state as they were. */
+static void test_private_conversion(void **state)
+{
+	int (*saved)(int, unsigned long, void *) = gmem_ioctl;
+	gmem_ioctl = fake_ioctl;
+	ncalls = fail_next = 0;
+	struct guestmem *gm = mk(GM_BACKEND_ANON);
+	gm_debug_make_convertible(gm, 77);
+
+	/* Before PROTECT: bookkeeping only, nothing converted. */
+	assert_int_equal(gm_share(gm, gpa(0x200000), 2), 0);
+	assert_int_equal(gm_share(gm, gpa(0x300000), 1), 0);
+	assert_int_equal(ncalls, 0);
+
+	assert_int_equal(gm_protect_enable(gm), 0);
+	assert_int_equal(ncalls, 3);
+	expect_call(0, 0, MEM, true);
+	expect_call(1, 0x200000, 2 * PG, false);
+	expect_call(2, 0x300000, PG, false);
+
+	assert_int_equal(gm_share(gm, gpa(0x400000), 4), 0);
+	expect_call(3, 0x400000, 4 * PG, false);
+	assert_int_equal(gm_unshare(gm, gpa(0x200000), 1), 0);
+	expect_call(4, 0x200000, PG, true);
+	assert_false(gm_is_shared(gm, gpa(0x200000), 1));
+
+	/* KVM refuses: nothing changes on our side either. */
+	fail_next = 1;
+	assert_int_equal(gm_share(gm, gpa(0x500000), 1), -CLOAK_EIO);
+	assert_false(gm_is_shared(gm, gpa(0x500000), 1));
+	fail_next = 1;
+	assert_int_equal(gm_unshare(gm, gpa(0x400000), 4), -CLOAK_EIO);
+	assert_true(gm_is_shared(gm, gpa(0x400000), 4 * PG));
+	gm_destroy(gm);
+
+	/* PROTECT refused: protection stays off, memory put back to shared. */
+	ncalls = 0;
+	gm = mk(GM_BACKEND_ANON);
+	gm_debug_make_convertible(gm, 77);
+	fail_next = 1;
+	assert_int_equal(gm_protect_enable(gm), -CLOAK_EIO);
+	assert_false(gm_protected(gm));
+	assert_int_equal(ncalls, 1);
+	expect_call(0, 0, MEM, false);
+	gm_destroy(gm);
+	gmem_ioctl = saved;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_secret_is_secretmem),
 		cmocka_unit_test(test_secret_keeps_no_fd),
 		cmocka_unit_test(test_zero_secret),
+		cmocka_unit_test(test_private_conversion),
 	};
 	return cmocka_run_group_tests_name("guestmem", tests, NULL, NULL);
 }
