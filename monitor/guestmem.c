@@ -73,6 +73,14 @@ uint64_t gm_destroy(struct guestmem *gm)
 {
 	if (!gm)
 		return 0;
+	/* Private guest_memfd pages cannot be touched through the mapping:
+	 * give them back to shared so that the wipe can reach them. */
+	if (gm->mb.convertible && gm->protect &&
+	    gmem_set_private(gm->mb.vm_fd, 0, gm->mb.size, false) != 0) {
+		fprintf(stderr, "cloak: KVM refused to convert guest memory back to shared: "
+			"it is released without the wipe\n");
+		gm->mb.skip_wipe = true; /* touching private pages would SIGBUS */
+	}
 	uint64_t wiped = membackend_release(&gm->mb);
 	sharemap_free(&gm->shared);
 	free(gm);

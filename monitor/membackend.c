@@ -220,7 +220,8 @@ uint64_t membackend_release(struct membacking *mb)
 {
 	uint64_t wiped = 0;
 	if (mb->base) {
-		wiped = membackend_wipe(mb);
+		if (!mb->skip_wipe)
+			wiped = membackend_wipe(mb);
 		munmap(mb->base, mb->size);
 	}
 	if (mb->fd >= 0)

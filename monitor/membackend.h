@@ -19,6 +19,7 @@ struct membacking {
 	 * SHARE/UNSHARE also convert pages in KVM (gmem_set_private). */
 	bool convertible;
 	int vm_fd;
+	bool skip_wipe; /* release without wiping (pages unreachable) */
 	/* CLOAK_PROT_* this memory has on this host, each verified or implied
 	 * by what the kernel accepted (see membackend.c), never assumed. */
 	uint64_t protections;

@@ -328,7 +328,11 @@ static void test_private_conversion(void **state)
 	fail_next = 1;
 	assert_int_equal(gm_unshare(gm, gpa(0x400000), 4), -CLOAK_EIO);
 	assert_true(gm_is_shared(gm, gpa(0x400000), 4 * PG));
+	/* Release converts everything back to shared so the wipe reaches it. */
+	int before = ncalls;
 	gm_destroy(gm);
+	assert_int_equal(ncalls, before + 1);
+	expect_call(before, 0, MEM, false);
 
 	/* PROTECT refused: protection stays off, memory put back to shared. */
 	ncalls = 0;
