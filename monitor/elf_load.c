@@ -253,6 +253,10 @@ static int check_load(struct loader *l, unsigned i)
 		return fail(l, "segment %u [0x%" PRIx64 ", 0x%" PRIx64 ") ends beyond guest memory "
 			    "(%s); build with a lower address or pass a larger --mem",
 			    i, p->p_vaddr, end, human_size(l->mem_size, size, sizeof(size)));
+	if (end > CLOAK_GPA_IMAGE_END_MAX)
+		return fail(l, "segment %u [0x%" PRIx64 ", 0x%" PRIx64 ") ends above 0x%llx, the "
+			    "highest address cloak maps an image at (in 4 KiB pages): link it "
+			    "lower", i, p->p_vaddr, end, CLOAK_GPA_IMAGE_END_MAX);
 	if ((p->p_flags & (PF_W | PF_X)) == (PF_W | PF_X))
 		return fail(l, "segment %u [0x%" PRIx64 ", 0x%" PRIx64 ") is both writable and "
 			    "executable (W+X refused): link code and data into separate segments",
@@ -356,8 +360,13 @@ static int validate(struct loader *l, struct elf_image *out)
 		return -1;
 	*out = (struct elf_image){
 		.entry = l->eh.e_entry, .lowest = lowest, .highest = highest,
-		.abi_version = l->abi_version,
+		.abi_version = l->abi_version, .nseg = l->nseg,
 	};
+	for (unsigned s = 0; s < l->nseg; s++)
+		out->seg[s] = (struct elf_segment){
+			.start = page_down(l->seg[s].start), .end = page_up(l->seg[s].end),
+			.write = (l->seg[s].flags & PF_W) != 0, .exec = (l->seg[s].flags & PF_X) != 0,
+		};
 	return 0;
 }
 

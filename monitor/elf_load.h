@@ -18,6 +18,7 @@
 #ifndef CLOAK_ELF_LOAD_H
 #define CLOAK_ELF_LOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,11 +28,19 @@
  * fewer than ten); the cap bounds the work a hostile header can ask for. */
 #define ELF_LOAD_MAX_PHDRS 64
 
+/* A loaded segment's pages and access, for the page tables. */
+struct elf_segment {
+	uint64_t start, end; /* page aligned: [page_down(vaddr), page_up(vaddr+memsz)) */
+	bool write, exec;
+};
+
 struct elf_image {
 	uint64_t entry;       /* validated entry point */
 	uint64_t lowest;      /* lowest loaded address, page aligned down */
 	uint64_t highest;     /* end of the highest segment (memsz), page aligned up: first free page */
 	uint32_t abi_version; /* from the CLOAK ABI note */
+	unsigned nseg;        /* PT_LOAD segments with memory, in file order */
+	struct elf_segment seg[ELF_LOAD_MAX_PHDRS];
 };
 
 /*

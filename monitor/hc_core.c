@@ -1,4 +1,5 @@
 /* The core calls: nop, console, exit, abort, wall-clock time, random. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -100,12 +101,25 @@ static int hc_abort(struct vm *vm, void *args)
 	}
 	if (a->vector < 32) {
 		const char *name = vector_names[a->vector] ? vector_names[a->vector] : "reserved";
-		if (a->vector == 14)
+		if (a->vector == 14) {
+			/* A fault within a page of the stack pointer is the stack
+			 * running into the guard page under it. A write fault at the
+			 * instruction's own address is KVM patching vmcall/vmmcall in
+			 * place, which read-only code refuses. */
+			uint64_t d = a->cr2 > a->rsp ? a->cr2 - a->rsp : a->rsp - a->cr2;
+			bool overflow = d <= CLOAK_PAGE_SIZE;
+			bool patch = a->cr2 == a->rip && (a->error_code & 2);
 			return vm_fail(vm, CLOAK_EXIT_ABORT,
 				       "guest exception: vector %u (%s) error 0x%llx at rip "
-				       "0x%llx, address 0x%llx", a->vector, name,
+				       "0x%llx, address 0x%llx%s", a->vector, name,
 				       (unsigned long long)a->error_code,
-				       (unsigned long long)a->rip, (unsigned long long)a->cr2);
+				       (unsigned long long)a->rip, (unsigned long long)a->cr2,
+				       overflow ? " (stack overflow: the fault is next to the "
+						  "stack pointer)"
+				       : patch ? " (KVM tried to rewrite a vmcall/vmmcall in "
+						 "read-only code: guests call the monitor with port "
+						 "I/O)" : "");
+		}
 		return vm_fail(vm, CLOAK_EXIT_ABORT,
 			       "guest exception: vector %u (%s) error 0x%llx at rip 0x%llx",
 			       a->vector, name, (unsigned long long)a->error_code,

@@ -1,5 +1,6 @@
 /* KVM probe for `cloak check`; see hostcheck_kvm.h. */
 #include "hostcheck_kvm.h"
+#include "pagetable.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -115,8 +116,14 @@ static void child(enum gm_backend backend, int fd)
 	if (vm.gm && (gm_copy_to(vm.gm, gpa(CODE_GPA), guest_code, sizeof guest_code) != GM_OK ||
 		      gm_copy_to(vm.gm, gpa(DATA_GPA), &mark, 1) != GM_OK))
 		snprintf(err, sizeof err, "cannot write the probe guest into memory");
-	else if (vm.gm)
-		vm_setup(&vm, CODE_GPA, err, sizeof err, &status);
+	else if (vm.gm) {
+		/* One page of code, one of data, like an image's segments. */
+		static const struct pt_range probe_image[] = {
+			{ CODE_GPA, CODE_GPA + 0x1000, false, true },
+			{ DATA_GPA & ~0xfffull, (DATA_GPA & ~0xfffull) + 0x1000, true, false },
+		};
+		vm_setup(&vm, CODE_GPA, probe_image, 2, err, sizeof err, &status);
+	}
 	if (err[0]) {
 		snprintf(first.what, sizeof first.what, "%.190s", err);
 		if (write(fd, &first, sizeof first) < 0)

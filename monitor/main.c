@@ -19,6 +19,7 @@
 #include "elf_load.h"
 #include "hostcheck.h"
 #include "options.h"
+#include "pagetable.h"
 #include "sandbox.h"
 #include "vm.h"
 #include "watchdog.h"
@@ -101,7 +102,11 @@ static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_
 		snprintf(err, errlen, "%s: %s", o->guest, why);
 		return CLOAK_EXIT_BADIMAGE;
 	}
-	if (vm_setup(vm, img.entry, err, errlen, &status))
+	struct pt_range ranges[ELF_LOAD_MAX_PHDRS];
+	for (unsigned i = 0; i < img.nseg; i++)
+		ranges[i] = (struct pt_range){ img.seg[i].start, img.seg[i].end, img.seg[i].write,
+					       img.seg[i].exec };
+	if (vm_setup(vm, img.entry, ranges, img.nseg, err, errlen, &status))
 		return status;
 	/* argv[0] is the guest's file name, then the user's arguments. */
 	char *argv[CLOAK_ARGC_MAX + 1];

@@ -1,25 +1,47 @@
 /*
- * Builds the guest's initial page tables: an identity map of guest RAM with
- * 2 MiB pages, except the first 2 MiB, which uses 4 KiB pages so that page 0
- * can stay unmapped (null dereferences fault in the guest).
+ * Builds the guest's initial page tables: an identity map of guest RAM.
+ * Below `fine_end` (the image's end rounded up to 2 MiB) pages are 4 KiB,
+ * so that each gets the access of what it holds:
+ *   page 0                       not present: null dereferences fault
+ *   the monitor's reserved area  read-write, no-execute
+ *   image segments               read-only, read-write or executable, as
+ *                                the ELF says (never writable and executable)
+ *   holes between segments       not present: guard pages (the runtime puts
+ *                                one below its stack)
+ *   the rest                     read-write, no-execute (heap), in 2 MiB
+ *                                pages above fine_end
  */
 #ifndef CLOAK_PAGETABLE_H
 #define CLOAK_PAGETABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define PTE_P (1ull << 0)
 #define PTE_W (1ull << 1)
 #define PTE_PS (1ull << 7)
+#define PTE_NX (1ull << 63)
 
-/* Page-table bytes needed for mem_size (a 2 MiB multiple up to
- * CLOAK_MEM_MAX): PML4 + PDPT + one PT + one PD per GiB. */
-size_t pt_bytes(uint64_t mem_size);
+/* A page-aligned range of the image and its access. */
+struct pt_range {
+	uint64_t start, end;
+	bool write, exec;
+};
 
-/* Fills buf (pt_bytes(mem_size) bytes, zeroed by the caller) with tables
- * that will live at guest-physical `base` (4 KiB aligned). Returns the CR3
- * value (base of the PML4), or 0 if mem_size is unsupported. */
-uint64_t pt_build(uint64_t mem_size, uint64_t base, uint64_t *buf, size_t buflen);
+struct pt_spec {
+	uint64_t mem_size;             /* 2 MiB multiple, CLOAK_MEM_MIN..MAX */
+	const struct pt_range *ranges; /* the image's segments; may be empty */
+	unsigned nranges;
+	bool nx;                       /* the CPU has NX (EFER.NXE will be set) */
+};
+
+/* Page-table bytes the spec needs (0 if it is unsupported). */
+size_t pt_bytes(const struct pt_spec *spec);
+
+/* Fills buf (pt_bytes() bytes, zeroed by the caller) with tables that will
+ * live at guest-physical `base`. Returns CR3 (base), or 0 if the spec is
+ * unsupported or the buffer too small. */
+uint64_t pt_build(const struct pt_spec *spec, uint64_t base, uint64_t *buf, size_t buflen);
 
 #endif

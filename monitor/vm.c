@@ -26,6 +26,9 @@
 #define CR4_OSXMMEXCPT (1ull << 10)
 #define EFER_LME (1ull << 8)
 #define EFER_LMA (1ull << 10)
+#define EFER_NXE (1ull << 11)
+#define CPUID_EXT_FEATURES 0x80000001u
+#define CPUID_EDX_NX (1u << 20)
 
 /* One line on stderr, "cloak: " first. */
 static void vline(const char *fmt, va_list ap)
@@ -106,6 +109,9 @@ static int set_cpuid(struct vm *vm, char *err, size_t errlen)
 					strerror(errno)), -1;
 		n *= 2;
 	}
+	for (uint32_t i = 0; i < c->nent; i++)
+		if (c->entries[i].function == CPUID_EXT_FEATURES)
+			vm->nx = (c->entries[i].edx & CPUID_EDX_NX) != 0;
 	int r = ioctl(vm->vcpu_fd, KVM_SET_CPUID2, c);
 	free(c);
 	if (r < 0)
@@ -122,19 +128,37 @@ static void seg(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
 	};
 }
 
-static int set_long_mode(struct vm *vm, uint64_t entry, char *err, size_t errlen)
+static int set_long_mode(struct vm *vm, uint64_t entry, const struct pt_range *image,
+			 unsigned nimage, char *err, size_t errlen)
 {
 	uint64_t mem = gm_size(vm->gm);
-	size_t ptlen = pt_bytes(mem);
+	struct pt_spec spec = { .mem_size = mem, .ranges = image, .nranges = nimage,
+				.nx = vm->nx };
+	size_t ptlen = pt_bytes(&spec);
+	if (!ptlen || ptlen > CLOAK_GPA_GUEST_MIN - CLOAK_GPA_PAGETABLES)
+		return snprintf(err, errlen, "cannot build page tables for this image and "
+				"%llu bytes of memory", (unsigned long long)mem), -1;
 	uint64_t *pt = calloc(1, ptlen);
 	if (!pt)
 		return snprintf(err, errlen, "out of memory"), -1;
-	uint64_t cr3 = pt_build(mem, CLOAK_GPA_PAGETABLES, pt, ptlen);
+	uint64_t cr3 = pt_build(&spec, CLOAK_GPA_PAGETABLES, pt, ptlen);
 	int r = cr3 && gm_copy_to(vm->gm, gpa(CLOAK_GPA_PAGETABLES), pt, ptlen) == GM_OK;
 	free(pt);
-	/* GDT: null, 64-bit code (selector 8), data (selector 16). */
-	static const uint64_t gdt[3] = { 0, 0x00af9a000000ffffull, 0x00cf92000000ffffull };
-	if (!r || gm_copy_to(vm->gm, gpa(CLOAK_GPA_GDT), gdt, sizeof gdt) != GM_OK)
+	/* GDT: null, 64-bit code (selector 8), data (selector 16), and the
+	 * 16-byte TSS descriptor (selector 24) that TR names. */
+	const uint64_t tss_limit = 0x67;
+	const uint64_t gdt[5] = {
+		0, 0x00af9a000000ffffull, 0x00cf92000000ffffull,
+		tss_limit | ((CLOAK_GPA_TSS & 0xffffff) << 16) | (0x89ull << 40) |
+			((CLOAK_GPA_TSS >> 24 & 0xff) << 56),
+		CLOAK_GPA_TSS >> 32,
+	};
+	/* The TSS holds only IST1: an emergency stack for #PF and #DF. */
+	uint8_t tss[0x68] = { 0 };
+	uint64_t ist1 = CLOAK_GPA_IST_STACK_TOP;
+	memcpy(tss + 0x24, &ist1, sizeof ist1);
+	if (!r || gm_copy_to(vm->gm, gpa(CLOAK_GPA_GDT), gdt, sizeof gdt) != GM_OK ||
+	    gm_copy_to(vm->gm, gpa(CLOAK_GPA_TSS), tss, sizeof tss) != GM_OK)
 		return snprintf(err, errlen, "cannot build page tables for %llu bytes",
 				(unsigned long long)mem), -1;
 
@@ -146,6 +170,8 @@ static int set_long_mode(struct vm *vm, uint64_t entry, char *err, size_t errlen
 	s.es = s.fs = s.gs = s.ss = s.ds;
 	s.gdt.base = CLOAK_GPA_GDT;
 	s.gdt.limit = sizeof gdt - 1;
+	s.tr = (struct kvm_segment){ .base = CLOAK_GPA_TSS, .limit = (uint32_t)tss_limit,
+				     .selector = 24, .type = 11, .present = 1 };
 	s.idt.base = 0; /* the runtime installs its IDT first thing */
 	s.idt.limit = 0;
 	s.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_WP | CR0_AM | CR0_PG;
@@ -153,7 +179,7 @@ static int set_long_mode(struct vm *vm, uint64_t entry, char *err, size_t errlen
 	 * (BearSSL) use them; SSE arithmetic does not, so guests avoid it. */
 	s.cr4 = CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT;
 	s.cr3 = cr3;
-	s.efer = EFER_LME | EFER_LMA;
+	s.efer = EFER_LME | EFER_LMA | (vm->nx ? EFER_NXE : 0);
 	if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &s) < 0)
 		return snprintf(err, errlen, "KVM_SET_SREGS: %s", strerror(errno)), -1;
 
@@ -190,7 +216,8 @@ static int set_memslot(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-int vm_setup(struct vm *vm, uint64_t entry, char *err, size_t errlen, int *status)
+int vm_setup(struct vm *vm, uint64_t entry, const struct pt_range *image, unsigned nimage,
+	     char *err, size_t errlen, int *status)
 {
 	*status = CLOAK_EXIT_INTERNAL;
 	if (set_memslot(vm, err, errlen))
@@ -207,7 +234,7 @@ int vm_setup(struct vm *vm, uint64_t entry, char *err, size_t errlen, int *statu
 		vm->run = NULL;
 		return snprintf(err, errlen, "cannot map kvm_run: %s", strerror(errno)), -1;
 	}
-	if (set_cpuid(vm, err, errlen) || set_long_mode(vm, entry, err, errlen))
+	if (set_cpuid(vm, err, errlen) || set_long_mode(vm, entry, image, nimage, err, errlen))
 		return -1;
 	int khz = ioctl(vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
 	vm->tsc_khz = khz > 0 ? (uint64_t)khz : 0;

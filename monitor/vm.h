@@ -20,6 +20,7 @@ struct vm {
 	size_t run_size;
 	struct guestmem *gm;
 	uint64_t tsc_khz;
+	bool nx;             /* the vCPU has NX: data pages are no-execute */
 	uint64_t heap_start; /* first free guest page after the image */
 	bool verbose, quiet;
 	bool stopped;        /* a handler ended the VM; exit_status is set */
@@ -41,7 +42,9 @@ void vm_verbose(const struct vm *vm, const char *fmt, ...) __attribute__((format
 int vm_open(struct vm *vm, char *err, size_t errlen, int *status);
 /* Registers guest memory as memslot 0 and creates the vCPU in long mode at
  * `entry` with %rdi = boot info. */
-int vm_setup(struct vm *vm, uint64_t entry, char *err, size_t errlen, int *status);
+struct pt_range;
+int vm_setup(struct vm *vm, uint64_t entry, const struct pt_range *image, unsigned nimage,
+	     char *err, size_t errlen, int *status);
 void vm_close(struct vm *vm);
 
 /* Runs the vCPU until the guest exits, aborts, or a watchdog/signal stops

@@ -70,8 +70,8 @@ trap_common:
 2:	hlt
 	jmp	2b
 
-	.bss
-	.balign 16
+	.section .stack, "aw", @nobits
+	.balign 4096
 	.globl __stack_bottom
 __stack_bottom:
 	.skip	131072

@@ -41,10 +41,18 @@ struct cloak_note_abi {
 #define CLOAK_GPA_CMDLINE 0x2000ull  /* argv strings, CLOAK_CMDLINE_MAX */
 #define CLOAK_CMDLINE_MAX 0x2000ull
 #define CLOAK_GPA_GDT 0x4000ull      /* GDT, monitor-owned            */
+#define CLOAK_GPA_TSS 0x5000ull      /* 64-bit TSS: IST1 for #PF, #DF */
+/* Stack for IST1 (selected by the runtime's IDT for #PF and #DF), so that a
+ * stack overflow into the guard page is reported rather than fatal. */
+#define CLOAK_GPA_IST_STACK_TOP 0x8000ull /* grows down to 0x6000 */
 #define CLOAK_GPA_PAGETABLES 0x10000ull /* page tables, monitor-owned */
 /* Everything below this address is the monitor's reserved area; guest
  * ELF segments must be loaded at or above it. */
 #define CLOAK_GPA_GUEST_MIN 0x100000ull
+/* Image segments must end at or below this address: the image is mapped
+ * with 4 KiB pages (per-segment access, guard pages in holes), and their
+ * page tables must fit in the reserved area. */
+#define CLOAK_GPA_IMAGE_END_MAX 0x10000000ull /* 256 MiB */
 
 /* Guest memory size bounds accepted by the monitor. */
 #define CLOAK_MEM_MIN (4ull << 20)

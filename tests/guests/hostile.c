@@ -125,8 +125,11 @@ int main(int argc, char **argv)
 		/* Map a 2 MiB page past the end of RAM into our own page tables
 		 * (identity map, PD of the first GiB) and touch it: no memslot
 		 * there, so KVM exits with MMIO, which the monitor refuses. */
-		uint64_t mem = cloak_boot_info()->mem_size;
-		volatile uint64_t *pd = (uint64_t *)(uintptr_t)(0x10000 + 3 * 4096);
+		uint64_t mem = cloak_boot_info()->mem_size, cr3;
+		__asm__ volatile("mov %%cr3, %0" : "=r"(cr3));
+		const uint64_t *pml4 = (const uint64_t *)(uintptr_t)(cr3 & ~0xfffull);
+		const uint64_t *pdpt = (const uint64_t *)(uintptr_t)(pml4[0] & 0x000ffffffffff000ull);
+		volatile uint64_t *pd = (uint64_t *)(uintptr_t)(pdpt[0] & 0x000ffffffffff000ull);
 		uint64_t idx = mem / (2u << 20);
 		pd[idx] = (idx * (2u << 20)) | 0x83;
 		__asm__ volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" ::: "rax", "memory");

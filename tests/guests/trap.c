@@ -5,6 +5,47 @@
 
 #include "cloak/guest.h"
 
+static unsigned char data_code[16] = { 0xc3 }; /* ret */
+
+/* Recurses until the stack runs into the guard page below it (the depth
+ * limit is far beyond the runtime's 128 KiB stack). */
+static __attribute__((noinline)) int deep(int n)
+{
+	volatile char pad[512];
+	pad[0] = (char)n;
+	if (n > 1000000)
+		return pad[0];
+	return deep(n + 1) + pad[0];
+}
+
+/* Makes the page holding p writable in our own page tables (ring 0 may),
+ * so that KVM can patch a vmcall there and wedge as it does on these hosts
+ * when code is writable: the case the watchdog must end. */
+static void make_writable(const void *p)
+{
+	uint64_t cr3, va = (uintptr_t)p;
+	__asm__ volatile("mov %%cr3, %0" : "=r"(cr3));
+	uint64_t *t = (uint64_t *)(uintptr_t)(cr3 & ~0xfffull);
+	for (int level = 3; level >= 0; level--) {
+		uint64_t *e = &t[(va >> (12 + 9 * level)) & 511];
+		*e |= 2; /* W */
+		if (level == 0 || (*e & 0x80))
+			break;
+		t = (uint64_t *)(uintptr_t)(*e & 0x000ffffffffff000ull);
+	}
+	__asm__ volatile("invlpg (%0)" : : "r"(p) : "memory");
+}
+
+static __attribute__((noinline)) void do_vmcall(void)
+{
+	__asm__ volatile("vmcall");
+}
+
+static __attribute__((noinline)) void do_vmmcall(void)
+{
+	__asm__ volatile("vmmcall");
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -26,10 +67,20 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "spin"))
 		for (;;)
 			__asm__ volatile("" ::: "memory");
-	if (!strcmp(what, "vmcall"))
-		__asm__ volatile("vmcall");
-	if (!strcmp(what, "vmmcall"))
-		__asm__ volatile("vmmcall");
+	if (!strcmp(what, "vmcall")) { /* in read-only code: KVM's patch faults */
+		do_vmcall();
+		return 4;
+	}
+	if (!strcmp(what, "vmcall-writable")) {
+		make_writable((const void *)(uintptr_t)do_vmcall);
+		do_vmcall();
+		return 4;
+	}
+	if (!strcmp(what, "vmmcall-writable")) {
+		make_writable((const void *)(uintptr_t)do_vmmcall);
+		do_vmmcall();
+		return 4;
+	}
 	if (!strcmp(what, "triple")) { /* no IDT: the #UD becomes a triple fault */
 		struct {
 			uint16_t limit;
@@ -39,6 +90,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "sse")) /* SSE arithmetic: not emulated on these hosts */
 		__asm__ volatile("mulps %xmm0, %xmm0"); /* xmm0 is not ours to clobber under -mgeneral-regs-only; the guest never reaches the next line on an emulating host */
+	if (!strcmp(what, "write-text")) /* code is read-only */
+		*(volatile unsigned char *)(uintptr_t)&main = 0x90;
+	if (!strcmp(what, "exec-data")) /* data is no-execute */
+		((void (*)(void))(uintptr_t)data_code)();
+	if (!strcmp(what, "exec-stack")) {
+		unsigned char on_stack[16] = { 0xc3 };
+		((void (*)(volatile unsigned char *))(uintptr_t)on_stack)(on_stack);
+	}
+	if (!strcmp(what, "write-rodata"))
+		*(volatile char *)(uintptr_t)"a string literal" = 'A';
+	if (!strcmp(what, "stack-overflow"))
+		return deep(0);
 	if (!strcmp(what, "abort"))
 		cloak_abort_msg("the guest gave up");
 	if (!strcmp(what, "hlt"))

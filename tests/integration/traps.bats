@@ -29,6 +29,21 @@ trap_case() { # NAME VECTOR-TEXT
 @test "access past the end of guest RAM faults (#PF), exit 255" {
 	need_kvm; trap_case beyond "14 (#PF page fault)"
 }
+@test "writing to code or read-only data faults (#PF, protection violation), exit 255" {
+	need_kvm; trap_case write-text "14 (#PF page fault) error 0x3"
+	trap_case write-rodata "14 (#PF page fault) error 0x3"
+}
+@test "executing data or stack faults (#PF, instruction fetch: no-execute), exit 255" {
+	need_kvm
+	run_cloak "$GUESTS/trap.elf" exec-data
+	if [ "$status" -eq 3 ]; then skip "this host's vCPU has no NX"; fi
+	trap_case exec-data "14 (#PF page fault) error 0x11"
+	trap_case exec-stack "14 (#PF page fault) error 0x11"
+}
+@test "a stack overflow hits the guard page and is reported as such, exit 255" {
+	need_kvm; trap_case stack-overflow "14 (#PF page fault) error 0x2"
+	[[ "$output" == *"(stack overflow: the fault is next to the stack pointer)"* ]]
+}
 @test "abort with a message exits 255 and shows the message" {
 	need_kvm
 	run_cloak "$GUESTS/trap.elf" abort
@@ -72,11 +87,22 @@ watchdog_case() {
 @test "watchdog stops a spinning guest (252, within 1 s of the deadline)" {
 	need_kvm; watchdog_case spin
 }
+# On these hosts KVM answers vmcall/vmmcall by rewriting the instruction in
+# guest memory and never returns to the monitor. In read-only code the
+# rewrite faults, which the guest reports (255); a guest that made its code
+# writable wedges KVM_RUN, and only the watchdog ends it.
+@test "vmcall in read-only code is reported, with the reason (255)" {
+	need_kvm
+	run_cloak --timeout=10 "$GUESTS/trap.elf" vmcall
+	if [ "$status" -eq 4 ]; then skip "this host runs vmcall natively"; fi
+	[ "$status" -eq 255 ] || { echo "$status: $output"; return 1; }
+	[[ "$output" == *"KVM tried to rewrite a vmcall/vmmcall in read-only code"* ]]
+}
 @test "watchdog stops a guest wedged in vmcall (252)" {
-	need_kvm; watchdog_case vmcall
+	need_kvm; watchdog_case vmcall-writable
 }
 @test "watchdog stops a guest wedged in vmmcall (252)" {
-	need_kvm; watchdog_case vmmcall
+	need_kvm; watchdog_case vmmcall-writable
 }
 @test "SIGTERM stops a spinning guest with status 240, and guest memory is still wiped" {
 	need_kvm

@@ -1,4 +1,5 @@
-/* Initial page tables: identity map, null page absent, bounds. */
+/* Initial page tables: identity map, page 0 absent, per-segment access in
+ * the image (W^X, no-execute data), guard pages in its holes, bounds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,76 +12,171 @@
 #include "pagetable.h"
 
 #define BASE CLOAK_GPA_PAGETABLES
+#define ABSENT UINT64_MAX
 
-/* Walks the tables in buf like the MMU would; returns the physical address
- * or UINT64_MAX if not present. */
-static uint64_t walk(const uint64_t *buf, uint64_t va)
+struct walk {
+	uint64_t pa;
+	int write, exec; /* effective: all levels */
+};
+
+/* Walks the tables in buf like the MMU would (with NX enabled). */
+static struct walk walk(const uint64_t *buf, uint64_t va)
 {
-	const uint64_t *pml4 = buf;
-	uint64_t e = pml4[(va >> 39) & 511];
-	if (!(e & PTE_P))
-		return UINT64_MAX;
-	const uint64_t *pdpt = buf + ((e & ~0xfffull) - BASE) / 8;
-	e = pdpt[(va >> 30) & 511];
-	if (!(e & PTE_P))
-		return UINT64_MAX;
-	const uint64_t *pd = buf + ((e & ~0xfffull) - BASE) / 8;
-	e = pd[(va >> 21) & 511];
-	if (!(e & PTE_P))
-		return UINT64_MAX;
-	if (e & PTE_PS)
-		return (e & ~0x1fffffull & ~(1ull << 63)) | (va & 0x1fffff);
-	const uint64_t *pt = buf + ((e & ~0xfffull) - BASE) / 8;
-	e = pt[(va >> 12) & 511];
-	if (!(e & PTE_P))
-		return UINT64_MAX;
-	return (e & ~0xfffull) | (va & 0xfff);
+	struct walk w = { ABSENT, 1, 1 };
+	uint64_t table = BASE;
+	for (int level = 3; level >= 0; level--) {
+		uint64_t e = buf[(table - BASE) / 8 + ((va >> (12 + 9 * level)) & 511)];
+		if (!(e & PTE_P))
+			return (struct walk){ ABSENT, 0, 0 };
+		w.write &= (e & PTE_W) != 0;
+		w.exec &= (e & PTE_NX) == 0;
+		uint64_t addr = e & 0x000ffffffffff000ull;
+		if (level == 0 || (level == 1 && (e & PTE_PS))) {
+			uint64_t span = level ? (1ull << 21) : (1ull << 12);
+			w.pa = (addr & ~(span - 1)) | (va & (span - 1));
+			return w;
+		}
+		table = addr;
+	}
+	return w;
 }
 
-static void check_size(uint64_t mem)
+static uint64_t *build(const struct pt_spec *sp)
 {
-	size_t n = pt_bytes(mem);
+	size_t n = pt_bytes(sp);
+	assert_true(n > 0);
+	assert_true(n <= CLOAK_GPA_GUEST_MIN - BASE); /* fits the reserved area */
 	uint64_t *buf = calloc(1, n);
-	assert_int_equal(pt_build(mem, BASE, buf, n), BASE);
-	/* Page 0 unmapped, everything else in RAM identity mapped. */
-	assert_int_equal(walk(buf, 0), UINT64_MAX);
-	assert_int_equal(walk(buf, 0xfff), UINT64_MAX);
+	assert_int_equal(pt_build(sp, BASE, buf, n), BASE);
+	return buf;
+}
+
+static void check_identity(uint64_t mem)
+{
+	struct pt_spec sp = { .mem_size = mem, .nx = true };
+	uint64_t *buf = build(&sp);
+	assert_int_equal(walk(buf, 0).pa, ABSENT);
+	assert_int_equal(walk(buf, 0xfff).pa, ABSENT);
 	uint64_t probes[] = { 0x1000, 0x1234, 0x10000, 0x1fffff, 0x200000, 0x100000,
 			      mem / 2 + 8, mem - 8, mem - 0x200000 };
-	for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
-		assert_int_equal(walk(buf, probes[i]), probes[i]);
-	/* Nothing past the end of RAM. */
-	assert_int_equal(walk(buf, mem), UINT64_MAX);
-	assert_int_equal(walk(buf, mem + 0x200000), UINT64_MAX);
-	assert_int_equal(walk(buf, 1ull << 39), UINT64_MAX);
+	for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+		struct walk w = walk(buf, probes[i]);
+		assert_int_equal(w.pa, probes[i]);
+		assert_true(w.write);
+		assert_false(w.exec); /* nothing outside the image is executable */
+	}
+	assert_int_equal(walk(buf, mem).pa, ABSENT);
+	assert_int_equal(walk(buf, mem + 0x200000).pa, ABSENT);
+	assert_int_equal(walk(buf, 1ull << 39).pa, ABSENT);
 	free(buf);
 }
 
 static void test_sizes(void **state)
 {
-	check_size(CLOAK_MEM_MIN);
-	check_size(64ull << 20);
-	check_size(1ull << 30);
-	check_size((1ull << 30) + (2ull << 20)); /* spills into a second PD */
-	check_size(CLOAK_MEM_MAX);
+	check_identity(CLOAK_MEM_MIN);
+	check_identity(64ull << 20);
+	check_identity(1ull << 30);
+	check_identity((1ull << 30) + (2ull << 20)); /* spills into a second PD */
+	check_identity(CLOAK_MEM_MAX);
+}
+
+/* The runtime's layout: text, rodata, data+bss, a hole, the stack. */
+static void test_image_access(void **state)
+{
+	const struct pt_range img[] = {
+		{ 0x100000, 0x104000, false, true }, /* text */
+		{ 0x104000, 0x105000, false, false }, /* rodata */
+		{ 0x105000, 0x127000, true, false }, /* data, bss */
+		/* 0x127000: guard page */
+		{ 0x128000, 0x148000, true, false }, /* stack */
+	};
+	struct pt_spec sp = { .mem_size = 64ull << 20, .ranges = img, .nranges = 4, .nx = true };
+	uint64_t *buf = build(&sp);
+	struct walk w = walk(buf, 0x100010);
+	assert_int_equal(w.pa, 0x100010);
+	assert_false(w.write);
+	assert_true(w.exec);
+	w = walk(buf, 0x104100);
+	assert_false(w.write);
+	assert_false(w.exec);
+	w = walk(buf, 0x110000);
+	assert_true(w.write);
+	assert_false(w.exec);
+	assert_int_equal(walk(buf, 0x127000).pa, ABSENT); /* the guard page */
+	assert_int_equal(walk(buf, 0x127fff).pa, ABSENT);
+	w = walk(buf, 0x147ff8);
+	assert_true(w.write);
+	assert_false(w.exec);
+	/* The heap after the image, and the reserved area before it. */
+	w = walk(buf, 0x148000);
+	assert_true(w.write);
+	assert_false(w.exec);
+	w = walk(buf, CLOAK_GPA_BOOTINFO);
+	assert_true(w.write);
+	assert_false(w.exec);
+	free(buf);
+
+	/* Without NX, nothing carries the bit, and writability still holds. */
+	sp.nx = false;
+	buf = build(&sp);
+	w = walk(buf, 0x110000);
+	assert_true(w.exec);
+	assert_false(walk(buf, 0x100010).write);
+	free(buf);
+}
+
+/* An image past 2 MiB gets 4 KiB pages up to its end, 2 MiB pages after. */
+static void test_large_image(void **state)
+{
+	const struct pt_range img[] = { { 0x100000, 0x500000, false, true },
+					{ 0x600000, 0x700000, true, false } };
+	struct pt_spec sp = { .mem_size = 64ull << 20, .ranges = img, .nranges = 2, .nx = true };
+	uint64_t *buf = build(&sp);
+	assert_true(walk(buf, 0x4ff000).exec);
+	assert_int_equal(walk(buf, 0x500000).pa, ABSENT); /* hole */
+	assert_int_equal(walk(buf, 0x5ff000).pa, ABSENT);
+	assert_true(walk(buf, 0x6ff000).write);
+	assert_true(walk(buf, 0x700000).write); /* heap, 4 KiB region */
+	assert_int_equal(walk(buf, 0x800123).pa, 0x800123); /* 2 MiB pages from here */
+	free(buf);
 }
 
 static void test_rejects(void **state)
 {
-	uint64_t buf[8 * 512];
-	assert_int_equal(pt_build(CLOAK_MEM_MIN - (2ull << 20), BASE, buf, sizeof buf), 0);
-	assert_int_equal(pt_build(CLOAK_MEM_MAX + (2ull << 20), BASE, buf, sizeof buf), 0);
-	assert_int_equal(pt_build((64ull << 20) + 4096, BASE, buf, sizeof buf), 0);
-	assert_int_equal(pt_build(64ull << 20, BASE + 8, buf, sizeof buf), 0);
-	assert_int_equal(pt_build(64ull << 20, BASE, buf, 4096), 0); /* buffer too small */
-	/* The tables fit in the reserved area below the guest image. */
-	assert_true(BASE + pt_bytes(CLOAK_MEM_MAX) <= CLOAK_GPA_GUEST_MIN);
+	uint64_t buf[64 * 512];
+	struct pt_spec sp = { .mem_size = CLOAK_MEM_MIN - (2ull << 20) };
+	assert_int_equal(pt_bytes(&sp), 0);
+	sp.mem_size = CLOAK_MEM_MAX + (2ull << 20);
+	assert_int_equal(pt_build(&sp, BASE, buf, sizeof buf), 0);
+	sp.mem_size = (64ull << 20) + 4096;
+	assert_int_equal(pt_build(&sp, BASE, buf, sizeof buf), 0);
+	sp.mem_size = 64ull << 20;
+	assert_int_equal(pt_build(&sp, BASE + 8, buf, sizeof buf), 0);
+	assert_int_equal(pt_build(&sp, BASE, buf, 4096), 0); /* buffer too small */
+	/* Ranges must be page aligned, ordered, above the reserved area and
+	 * inside memory. */
+	struct pt_range bad[] = { { 0x100800, 0x102000, false, true } };
+	sp.ranges = bad;
+	sp.nranges = 1;
+	assert_int_equal(pt_bytes(&sp), 0);
+	bad[0] = (struct pt_range){ 0x80000, 0x102000, false, true };
+	assert_int_equal(pt_bytes(&sp), 0);
+	bad[0] = (struct pt_range){ 0x102000, 0x101000, false, true };
+	assert_int_equal(pt_bytes(&sp), 0);
+	bad[0] = (struct pt_range){ 0x100000, (64ull << 20) + 4096, false, true };
+	assert_int_equal(pt_bytes(&sp), 0);
+	/* The largest image the ABI allows still fits the reserved area. */
+	bad[0] = (struct pt_range){ 0x100000, CLOAK_GPA_IMAGE_END_MAX, false, true };
+	sp.mem_size = CLOAK_MEM_MAX;
+	assert_true(pt_bytes(&sp) <= CLOAK_GPA_GUEST_MIN - BASE);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_image_access),
+		cmocka_unit_test(test_large_image),
 		cmocka_unit_test(test_rejects),
 	};
 	return cmocka_run_group_tests_name("pagetable", tests, NULL, NULL);
