@@ -498,6 +498,28 @@ static void test_rejects(void **state)
 	assert_guest_all(f->gm, 0, TEST_MEM, 0);
 }
 
+/* Images must end by CLOAK_GPA_IMAGE_END_MAX (they are mapped in 4 KiB
+ * pages whose tables live in the reserved area), whatever the memory size. */
+static void test_image_end_limit(void **state)
+{
+	struct fixture *f = *state;
+	Elf64_Phdr *d = eb_phdr(&f->img, EB_PH_DATA);
+	d->p_vaddr = d->p_paddr = CLOAK_GPA_IMAGE_END_MAX - 0x1000;
+	d->p_offset = EB_DATA_OFFSET; /* congruent with the address modulo 4 KiB */
+	struct elf_image im;
+	assert_int_equal(elf_check(512ull << 20, f->img.bytes, f->img.len, &im, f->err,
+				   sizeof f->err), -1);
+	assert_non_null(strstr(f->err, "highest address cloak maps an image at"));
+	/* Ending exactly at the limit is fine. */
+	d->p_memsz = 0x1000; /* p_filesz stays within the file */
+	if (elf_check(512ull << 20, f->img.bytes, f->img.len, &im, f->err, sizeof f->err))
+		fail_msg("at the limit: %s", f->err);
+	assert_int_equal(im.nseg, 2);
+	assert_true(im.seg[0].exec && !im.seg[0].write);
+	assert_true(im.seg[1].write && !im.seg[1].exec);
+	assert_int_equal(im.seg[1].end, CLOAK_GPA_IMAGE_END_MAX);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest valid[] = {
@@ -508,6 +530,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_boundaries_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_load_segment_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_error_buffer_is_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image_end_limit, setup, teardown),
 	};
 	enum { NVALID = sizeof(valid) / sizeof(valid[0]) };
 	static struct CMUnitTest tests[NVALID + NBAD];
