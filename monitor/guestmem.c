@@ -193,7 +193,7 @@ static void zero_resident(struct guestmem *gm, uint64_t start, uint64_t len)
 	for (uint64_t done = 0; done < pages;) {
 		uint64_t n = pages - done < sizeof vec ? pages - done : sizeof vec;
 		unsigned char *q = p + head + done * CLOAK_PAGE_SIZE;
-		if (mincore(q, n * CLOAK_PAGE_SIZE, vec) != 0)
+		if (membackend_resident(&gm->mb, start + head + done * CLOAK_PAGE_SIZE, n, vec))
 			memset(vec, 1, n); /* cannot tell: zero them all */
 		for (uint64_t i = 0; i < n; i++)
 			if (vec[i] & 1)

@@ -13,6 +13,7 @@ struct membacking {
 	unsigned char *base; /* host mapping, MAP_SHARED or anonymous */
 	uint64_t size;
 	int fd;       /* memfd / memfd_secret / guest_memfd, or -1 */
+	int pagemap_fd; /* /proc/self/pagemap for the wipe (secret), or -1 */
 	bool is_gmem; /* fd is a guest_memfd (memslot takes it) */
 	uint64_t gmem_flags; /* the guest_memfd flags asked for */
 	/* gmem on a host with private memory attributes: PROTECT and
@@ -33,7 +34,10 @@ int membackend_create(struct membacking *mb, enum gm_backend kind, uint64_t size
 		      int kvm_vm_fd, char *err, size_t errlen, int *exit_status);
 /* Zeroes every resident page, then unmaps and closes. */
 uint64_t membackend_release(struct membacking *mb); /* returns bytes wiped */
-/* Zeroes resident pages only (mincore); returns bytes wiped. */
+/* Which of n pages from offset `off` (page aligned) may hold data: bit 0
+ * of vec[i]. 0, or -1 if it cannot tell. */
+int membackend_resident(struct membacking *mb, uint64_t off, uint64_t n, unsigned char *vec);
+/* Zeroes the pages that may hold data; returns bytes wiped. */
 uint64_t membackend_wipe(struct membacking *mb);
 
 #endif
