@@ -15,6 +15,16 @@ need_kvm() {
 	[ -z "$why" ] && [ ! -r /dev/kvm ] && why="/dev/kvm not readable"
 	[ -z "$why" ] && [ ! -d /sys/module/secretmem ] && \
 		! grep -qw memfd_secret /proc/kallsyms 2>/dev/null && why="memfd_secret unavailable"
+	# Secret guest memory is locked memory: without CAP_IPC_LOCK, the
+	# suites' 64 MiB guests need RLIMIT_MEMLOCK of at least 64 MiB.
+	if [ -z "$why" ]; then
+		local capeff lim
+		capeff=$(awk '/^CapEff:/ {print $2}' /proc/self/status)
+		lim=$(ulimit -H -l)
+		if (( (16#${capeff:-0} >> 14 & 1) == 0 )) && [ "$lim" != unlimited ] && [ "$lim" -lt 65536 ]; then
+			why="RLIMIT_MEMLOCK hard limit ${lim} KiB is below the 64 MiB test guests (raise it in /etc/security/limits.conf, or run as root)"
+		fi
+	fi
 	if [ -n "$why" ]; then
 		if [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ]; then
 			echo "CLOAK_REQUIRE_KVM=1 but $why" >&2
