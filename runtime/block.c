@@ -10,11 +10,8 @@ static struct cloak_hc_block_io io_block RT_SHARED;
 
 int cloak_block_open(const char *name, struct cloak_block *out)
 {
-	size_t n = strlen(name);
-	if (n >= CLOAK_NAME_MAX)
+	if (io_set_name(info_block.name, name))
 		return -CLOAK_ENOENT;
-	memset(info_block.name, 0, sizeof info_block.name);
-	memcpy(info_block.name, name, n);
 	int64_t r = cloak_hypercall(CLOAK_HC_BLOCK_INFO, &info_block);
 	if (r)
 		return (int)r;

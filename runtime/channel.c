@@ -10,11 +10,8 @@ static struct cloak_hc_chan_io io_block RT_SHARED;
 
 int cloak_chan_open(const char *name)
 {
-	size_t n = strlen(name);
-	if (n >= CLOAK_NAME_MAX)
+	if (io_set_name(open_block.name, name))
 		return -CLOAK_ENOENT;
-	memset(open_block.name, 0, sizeof open_block.name);
-	memcpy(open_block.name, name, n);
 	int64_t r = cloak_hypercall(CLOAK_HC_CHAN_OPEN, &open_block);
 	return r ? (int)r : (int)open_block.handle;
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cloak/guest.h"
 #include "rt.h"
@@ -31,6 +32,18 @@ static inline int io_in_bounce(const void *p, size_t n)
 static inline int io_direct(void)
 {
 	return rt_protection == 0; /* a load, not a call: see block.c */
+}
+
+/* Puts a device name into an argument block's name field (zero padded):
+ * 0, or -CLOAK_ENOENT for a name too long to be any device's. */
+static inline int io_set_name(char dst[CLOAK_NAME_MAX], const char *name)
+{
+	size_t n = strlen(name);
+	if (n >= CLOAK_NAME_MAX)
+		return -CLOAK_ENOENT;
+	memset(dst, 0, CLOAK_NAME_MAX);
+	memcpy(dst, name, n);
+	return 0;
 }
 
 #endif
