@@ -1,6 +1,6 @@
 /*
  * What memfd_secret keeps out: other readers of a secret (process_vm_readv,
- * /proc/self/mem, vmsplice, O_DIRECT I/O) are refused, and secrets are absent
+ * /proc/self/mem, ptrace PEEKDATA, vmsplice, O_DIRECT I/O) are refused, and secrets are absent
  * from core dumps while ordinary heap memory is present. Each check also runs
  * on ordinary memory, so a refusal that is not specific to secrets fails.
  * A plain TAP program (not cmocka) because two checks may have to SKIP.
@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -92,6 +95,58 @@ static void proc_self_mem_refused(void)
 	close(fd);
 	result(rs == -1 && es == EIO && rc == 32, "/proc/self/mem: secret %zd (%s), heap %zd", rs,
 	       strerror(es), rc);
+	cloak_secret_free(s);
+	free(control);
+}
+
+/* A tracer's PTRACE_PEEKDATA goes through the kernel's access to the
+ * tracee's memory, which refuses secretmem: EIO on the secret, the value
+ * on ordinary heap. The tracer is a child attaching to this process. */
+static void ptrace_peek_refused(void)
+{
+	unsigned char *control, *s = secret_and_control(&control, 32);
+	int p[2];
+	if (pipe(p) != 0) {
+		result(false, "ptrace: pipe: %s", strerror(errno));
+		return;
+	}
+	/* Allow the child to trace us even under Yama's ptrace_scope 1. */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0) {
+		long out[4] = { -1, -1, -1, -1 }; /* attach ok, secret errno, heap word, heap errno */
+		if (ptrace(PTRACE_SEIZE, parent, 0, 0) == 0) {
+			out[0] = 0;
+			ptrace(PTRACE_INTERRUPT, parent, 0, 0);
+			waitpid(parent, NULL, __WALL);
+			errno = 0;
+			ptrace(PTRACE_PEEKDATA, parent, s, 0);
+			out[1] = errno;
+			errno = 0;
+			out[2] = ptrace(PTRACE_PEEKDATA, parent, control, 0);
+			out[3] = errno;
+			ptrace(PTRACE_DETACH, parent, 0, 0);
+		} else {
+			out[1] = errno;
+		}
+		if (write(p[1], out, sizeof out) != (ssize_t)sizeof out)
+			_exit(2);
+		_exit(0);
+	}
+	close(p[1]);
+	long got[4] = { -1, -1, -1, -1 };
+	/* The read returns once the child wrote, i.e. after it detached. */
+	ssize_t n = read(p[0], got, sizeof got);
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	long want;
+	memset(&want, 0x5a, sizeof want);
+	if (n == (ssize_t)sizeof got && got[0] != 0)
+		skip("ptrace", "cannot attach to this process (ptrace restrictions)");
+	else
+		result(n == (ssize_t)sizeof got && got[1] == EIO && got[2] == want && got[3] == 0,
+		       "ptrace PEEKDATA: secret errno %ld (%s), heap word %s", got[1],
+		       strerror((int)got[1]), got[2] == want ? "read" : "NOT read");
 	cloak_secret_free(s);
 	free(control);
 }
@@ -259,9 +314,10 @@ int main(int argc, char **argv)
 {
 	scenario_dispatch(argc, argv, scenarios);
 	require_secretmem_or_skip_all();
-	printf("1..5\n");
+	printf("1..6\n");
 	process_vm_readv_refused();
 	proc_self_mem_refused();
+	ptrace_peek_refused();
 	vmsplice_refused();
 	o_direct_refused();
 	absent_from_core_dumps();
