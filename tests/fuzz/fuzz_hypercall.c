@@ -4,8 +4,11 @@
  * fuzzer plays the guest, writing an argument block anywhere in its 64-page
  * memory (private pages too, as a guest can) and then "executing" an outl
  * with a port, access size and value of its choosing. The monitor side is
- * the real code: hc_dispatch() on a struct vm with no KVM (fds -1) and no
- * devices, over memory from gm_create(). Besides crashes and ASan/UBSan
+ * the real code: hc_dispatch() on a struct vm with no KVM (fds -1), over
+ * memory from gm_create(), with the real device layer attached once: a
+ * 64 KiB block device with 512-byte sectors ("d") and a listening channel
+ * no peer connects to ("c"), so that BLOCK_INFO/BLOCK_IO validation and
+ * transfers and the channel calls are fuzzed too. Besides crashes and ASan/UBSan
  * reports it checks what the protection promises, after every call:
  *  - a page that was private before the call, or is private after it,
  *    holds exactly the bytes it held before (the monitor wrote nothing
@@ -26,8 +29,10 @@
 #include <unistd.h>
 
 #include "cloak/abi.h"
+#include "devices.h"
 #include "guestmem.h"
 #include "hypercall.h"
+#include "options.h"
 #include "vm.h"
 
 #define NPAGES 64u
@@ -47,6 +52,7 @@ struct op {
 };
 
 static int console_fd = -1;
+static struct devices *devices; /* set up once, shared by every input */
 static unsigned char snapshot[MEM];
 
 static void die(const char *what)
@@ -67,6 +73,30 @@ int LLVMFuzzerInitialize(int *argc, char **argv[])
 	FILE *null = fopen("/dev/null", "w");
 	if (null)
 		stderr = null;
+
+	/* The devices, through the same option parsing and set-up as the
+	 * monitor. The image and socket names are unlinked once open. */
+	char img[] = "/tmp/cloak-fuzz-XXXXXX", blk[64], chan[64], err[256];
+	int ifd = mkstemp(img);
+	if (ifd < 0 || ftruncate(ifd, 64 << 10) != 0)
+		abort();
+	close(ifd);
+	snprintf(blk, sizeof blk, "d=%s,sector=512", img);
+	snprintf(chan, sizeof chan, "c=listen:/tmp/cloak-fuzz-%d.sock", (int)getpid());
+	struct options o;
+	memset(&o, 0, sizeof o);
+	o.block[o.nblock++] = blk;
+	o.channel[o.nchannel++] = chan;
+	struct vm dvm;
+	memset(&dvm, 0, sizeof dvm);
+	int status;
+	if (devices_setup(&dvm, &o, err, sizeof err, &status) != 0) {
+		dprintf(STDERR_FILENO, "fuzz_hypercall: devices: %s\n", err);
+		abort();
+	}
+	devices = dvm.dev;
+	unlink(img);
+	unlink(chan + strlen("c=listen:"));
 	return 0;
 }
 
@@ -156,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vm vm;
 	memset(&vm, 0, sizeof vm);
 	vm.kvm_fd = vm.vm_fd = vm.vcpu_fd = -1;
+	vm.dev = devices;
 	vm.gm = gm_create(GM_BACKEND_SHARED, MEM, -1, err, sizeof err, &status);
 	if (!vm.gm)
 		die(err);
