@@ -13,12 +13,12 @@ GUEST_CC ?= $(CC)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wno-unused-parameter
+# -gdwarf-4: valgrind 3.19 cannot read the DWARF 5 that clang 14 emits by default.
 HOST_CFLAGS := -std=gnu11 -O2 -g -gdwarf-4 $(WARN) -Iinclude -Icommon -D_GNU_SOURCE \
         -DCLOAK_VERSION=\"$(VERSION)\" -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
         -fno-strict-aliasing $(EXTRA_CFLAGS)
 HOST_LDFLAGS := $(EXTRA_LDFLAGS)
 
-# -gdwarf-4: valgrind 3.19 cannot read the DWARF 5 that clang 14 emits by default.
 # Sanitizer build of host code (monitor, libcloak, unit tests).
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(HOST_CFLAGS)) -O1 $(SAN_FLAGS)
