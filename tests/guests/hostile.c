@@ -8,51 +8,14 @@
 #include <string.h>
 
 #include "cloak/guest.h"
+#include "raw_calls.h"
 
 static void out32(uint16_t port, uint32_t v)
 {
 	__asm__ volatile("outl %0, %w1" : : "a"(v), "Nd"(port) : "memory");
 }
 
-/* Argument blocks live in one shared page so the monitor can read them. */
-static union {
-	struct cloak_hc_console con;
-	struct cloak_hc_random rnd;
-	struct cloak_hc_share sh;
-	struct cloak_hc_nop nop;
-	unsigned char page[4096];
-} blk __attribute__((section(".data.shared"), aligned(4096)));
-
 static char private_secret[4096] __attribute__((aligned(4096))) = "PRIVATE-SECRET-0123456789";
-
-static void report(const char *name, int64_t ret)
-{
-	printf("%s ret=%lld\n", name, (long long)ret);
-}
-
-static int64_t console(uint64_t buf, uint64_t len)
-{
-	memset(&blk, 0, sizeof blk.con);
-	blk.con.buf = buf;
-	blk.con.len = len;
-	return cloak_hypercall(CLOAK_HC_CONSOLE, &blk.con);
-}
-
-static int64_t rnd(uint64_t buf, uint64_t len)
-{
-	memset(&blk, 0, sizeof blk.rnd);
-	blk.rnd.buf = buf;
-	blk.rnd.len = len;
-	return cloak_hypercall(CLOAK_HC_RANDOM, &blk.rnd);
-}
-
-static int64_t share(unsigned nr, uint64_t g, uint64_t n)
-{
-	memset(&blk, 0, sizeof blk.sh);
-	blk.sh.gpa = g;
-	blk.sh.npages = n;
-	return cloak_hypercall(nr, &blk.sh);
-}
 
 static void error_cases(void)
 {

@@ -16,48 +16,17 @@
 #include <string.h>
 
 #include "cloak/guest.h"
+#include "raw_calls.h"
 
 static unsigned char area[6][4096] __attribute__((aligned(4096)));
-
-static union {
-	struct cloak_hc_console con;
-	struct cloak_hc_random rnd;
-	struct cloak_hc_share sh;
-	struct cloak_hc_block_info info;
-	struct cloak_hc_block_io bio;
-} blk __attribute__((section(".data.shared"), aligned(4096)));
-
-static void report(const char *name, int64_t ret)
-{
-	printf("%s ret=%lld\n", name, (long long)ret);
-}
-
-static int64_t share(unsigned nr, const void *p, uint64_t n)
-{
-	memset(&blk, 0, sizeof blk.sh);
-	blk.sh.gpa = (uintptr_t)p;
-	blk.sh.npages = n;
-	return cloak_hypercall(nr, &blk.sh);
-}
 
 /* Console write of 12 bytes across the border of pages i and i+1. */
 static int64_t border(int i)
 {
-	memset(&blk, 0, sizeof blk.con);
-	blk.con.buf = (uintptr_t)&area[i][4096 - 6];
-	blk.con.len = 12;
-	int64_t r = cloak_hypercall(CLOAK_HC_CONSOLE, &blk.con);
+	int64_t r = console((uintptr_t)&area[i][4096 - 6], 12);
 	if (r > 0)
 		printf("\n");
 	return r;
-}
-
-static int64_t rnd(uint64_t buf, uint64_t len)
-{
-	memset(&blk, 0, sizeof blk.rnd);
-	blk.rnd.buf = buf;
-	blk.rnd.len = len;
-	return cloak_hypercall(CLOAK_HC_RANDOM, &blk.rnd);
 }
 
 static int64_t block_read(uint64_t handle, uint64_t buf, uint64_t len)
@@ -80,15 +49,15 @@ static const char *untouched(const unsigned char *p, unsigned char c, size_t n)
 
 static void overlapping_ranges(void)
 {
-	report("share_p0_p2", share(CLOAK_HC_SHARE, area[0], 3));
-	report("share_p2_p4_overlapping", share(CLOAK_HC_SHARE, area[2], 3));
-	report("share_p1_p2_inside", share(CLOAK_HC_SHARE, area[1], 2));
+	report("share_p0_p2", share(CLOAK_HC_SHARE, (uintptr_t)area[0], 3));
+	report("share_p2_p4_overlapping", share(CLOAK_HC_SHARE, (uintptr_t)area[2], 3));
+	report("share_p1_p2_inside", share(CLOAK_HC_SHARE, (uintptr_t)area[1], 2));
 	report("console_p0_p1_shared", border(0));
-	report("unshare_p1", share(CLOAK_HC_UNSHARE, area[1], 1));
+	report("unshare_p1", share(CLOAK_HC_UNSHARE, (uintptr_t)area[1], 1));
 	report("console_p0_p1_after_unshare", border(0));
 	report("console_p1_p2_after_unshare", border(1));
 	report("console_p2_p3_still_shared", border(2));
-	report("unshare_p3_p5_partly_private", share(CLOAK_HC_UNSHARE, area[3], 3));
+	report("unshare_p3_p5_partly_private", share(CLOAK_HC_UNSHARE, (uintptr_t)area[3], 3));
 	report("console_p2_p3_after_unshare", border(2));
 	report("console_p3_p4_after_unshare", border(3));
 }
@@ -98,7 +67,7 @@ static void unshared_between_calls(void)
 	/* P2 is shared: a first call may write it, a call after UNSHARE not. */
 	report("random_p2_shared", rnd((uintptr_t)area[2], 16));
 	memset(area[2], 'K', 64);
-	report("unshare_p2", share(CLOAK_HC_UNSHARE, area[2], 1));
+	report("unshare_p2", share(CLOAK_HC_UNSHARE, (uintptr_t)area[2], 1));
 	report("random_p2_after_unshare", rnd((uintptr_t)area[2], 16));
 	printf("random_p2_after_unshare_untouched=%s\n", untouched(area[2], 'K', 64));
 }
@@ -126,14 +95,11 @@ static void failed_share_has_no_effect(void)
 {
 	uint64_t mem = cloak_boot_info()->mem_size;
 	uint64_t to_end = (mem - (uintptr_t)area[4]) / 4096;
-	report("share_p4_past_end", share(CLOAK_HC_SHARE, area[4], to_end + 1));
+	report("share_p4_past_end", share(CLOAK_HC_SHARE, (uintptr_t)area[4], to_end + 1));
 	report("console_p4_p5_after_failed_share", border(4));
 	/* From P0 (shared) with a count that wraps: refused, P0 stays shared. */
-	report("unshare_p0_wraps", share(CLOAK_HC_UNSHARE, area[0], UINT64_MAX / 4096 + 2));
-	memset(&blk, 0, sizeof blk.con);
-	blk.con.buf = (uintptr_t)area[0];
-	blk.con.len = 6;
-	report("console_p0_after_failed_unshare", cloak_hypercall(CLOAK_HC_CONSOLE, &blk.con));
+	report("unshare_p0_wraps", share(CLOAK_HC_UNSHARE, (uintptr_t)area[0], UINT64_MAX / 4096 + 2));
+	report("console_p0_after_failed_unshare", console((uintptr_t)area[0], 6));
 	report("random_wraps", rnd(UINT64_MAX - 7, 16));
 }
 
