@@ -66,6 +66,13 @@ violation() { # SCENARIO TEXT
 	# value is taken as an argument block, which is refused all the same.
 	violation string_io "cloak: "
 }
+@test "the null port takes only a 4-byte outl: any value is ignored, other accesses end the VM" {
+	need_kvm
+	run_cloak "$GUESTS/hostile.elf" null_port
+	[ "$status" -eq 0 ] || { echo "$status: $output"; return 1; }
+	violation null_port_b "unknown I/O port 0x520"
+	violation null_port_in "read from I/O port 0x520"
+}
 @test "MMIO to an address with no memory ends the VM (253)" {
 	need_kvm; violation mmio "not guest RAM"
 }
