@@ -124,11 +124,11 @@ write: 0"
 @test "a missing, unreadable or too small image, or a bad spec, is a one-line start-up error" {
 	need_kvm
 	run_cloak --block d="$TMP/none.img" "$BLK" info d
-	[ "$status" -eq 249 ]
+	[ "$status" -eq 247 ]
 	[[ "$output" == "cloak: --block d: cannot open $TMP/none.img: No such file or directory" ]]
 	truncate -s 100 "$TMP/small.img"
 	run_cloak --block d="$TMP/small.img" "$BLK" info d
-	[ "$status" -eq 249 ]
+	[ "$status" -eq 247 ]
 	[[ "$output" == *"smaller than one 512-byte sector"* ]]
 	run_cloak --block d="$TMP/small.img",sector=1024 "$BLK" info d
 	[ "$status" -eq 251 ]
@@ -141,7 +141,8 @@ write: 0"
 	[[ "$output" == *"two devices are named 'd'"* ]]
 	mkdir "$TMP/dir"
 	run_cloak --block d="$TMP/dir" "$BLK" info d
-	[ "$status" -eq 249 ]
+	[ "$status" -eq 247 ]
+	[ "$output" = "cloak: --block d: cannot open $TMP/dir: Is a directory" ]
 }
 
 @test "after kill -9 during a write stream, every write the guest saw flushed is in the file" {

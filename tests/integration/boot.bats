@@ -37,8 +37,8 @@ load helpers
 	need_kvm
 	run_cloak --verbose "$HELLO"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"memory backend: secret"* ]]
-	[[ "$output" == *"guest_memfd"* ]]
+	[[ "$output" == *"guest memory: secret (chosen for this host)"* ]]
+	[[ "$output" == *"host: KVM API 12, guest_memfd"* ]]
 	[[ "$output" == *"guest enabled memory protection"* ]]
 }
 
@@ -178,9 +178,9 @@ nocap() {
 @test "--verbose says what protects guest memory on this host, per backend" {
 	need_kvm
 	run_cloak -v "$HELLO"
-	[[ "$output" == *"guest memory: memfd_secret: out of the kernel direct map"*"GUP refused (checked: process_vm_readv EFAULT)"* ]]
+	[[ "$output" == *"guest memory: secret (chosen for this host): memfd_secret: out of the kernel direct map"*"GUP refused (checked: process_vm_readv EFAULT)"* ]]
 	run_cloak -v --memory=shared "$HELLO"
-	[[ "$output" == *"guest memory: plain memfd: NO protection"* ]]
+	[[ "$output" == *"guest memory: shared: plain memfd: NO protection"* ]]
 	[[ "$output" == *"memory protection on: monitor access checked"* ]]
 	[[ "$output" != *"refused to host GUP"* ]]
 }

@@ -158,10 +158,10 @@ for i in range(2):
 	need_kvm
 	run_cloak --channel c=serve:"$TMP/x" "$ECHO" open c
 	[ "$status" -eq 251 ]
-	[[ "$output" == *"expected NAME=listen:PATH or NAME=connect:PATH"* ]]
+	[[ "$output" == *"expected NAME=listen:PATH[,mode=0600] or NAME=connect:PATH"* ]]
 	touch "$TMP/file"
 	run_cloak --channel c=listen:"$TMP/file" "$ECHO" open c
-	[ "$status" -eq 249 ]
+	[ "$status" -eq 247 ]
 	[[ "$output" == *"exists and is not a socket"* ]]
 	run_cloak --channel c=listen:"$TMP/c.sock" "$ECHO" open nosuch
 	[ "$status" -eq 0 ]

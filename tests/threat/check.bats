@@ -57,7 +57,7 @@ load threat_helpers
 	run unshare --mount sh -c "mount --bind /dev/null /dev/kvm && exec '$CLOAK' check"
 	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
 	[ "$(printf '%s\n' "$output" | grep -c '^cloak: ')" -eq 1 ]
-	expect_line "cloak needs KVM"
+	expect_line "/dev/kvm is not a KVM device"
 }
 
 @test "cloak check exits 1 when the secret backend cannot be had (memlock too small)" {
