@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # cloak: top-level build. Each part adds its own rules in its build.mk:
 #   common/   code shared by the monitor and libcloak (memfd_secret, probes)
 #   monitor/  the `cloak` KVM monitor          runtime/  the guest runtime

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Host-side cost of protection: SHARE+UNSHARE over 1 GiB of pages, and a
  * checked copy (gm_copy_from with protection on) next to plain memcpy from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* memfd_secret and memlock probing; see secretmem.h. */
 #include "secretmem.h"
 

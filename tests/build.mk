@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Tests, grouped by what they prove:
 #   tests/unit/         host-only unit tests (cmocka), no KVM needed
 #   tests/guests/       guest programs the integration tests boot

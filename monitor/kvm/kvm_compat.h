@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * KVM uapi that Debian 12's 6.1 headers lack. Values are the stable uapi
  * ones (see host-facts); every one is guarded so newer headers win.

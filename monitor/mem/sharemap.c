@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Page share bitmap; see sharemap.h. */
 #include "sharemap.h"
 

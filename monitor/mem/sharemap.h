@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Which guest pages are shared with the host: one bit per 4 KiB page.
  * Range operations work a 64-bit word at a time, so sharing or checking a

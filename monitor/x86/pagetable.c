@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Initial identity-mapped page tables; see pagetable.h.
  * Layout from `base`: PML4, PDPT, one PD per GiB, then the 4 KiB-page PTs
  * covering [0, fine_end). */

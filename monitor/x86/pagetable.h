@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Builds the guest's initial page tables: an identity map of guest RAM.
  * Below `fine_end` (the image's end rounded up to 2 MiB) pages are 4 KiB,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Channel test guest. Modes (argv[1]):
  *   echo NAME            echo everything back until the peer leaves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A hostile guest: hypercalls with bad arguments. Scenarios that the ABI
  * answers with an error code print "NAME ret=N" and continue; scenarios

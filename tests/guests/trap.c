@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Raises the CPU exception named by argv[1]; the runtime's IDT must catch
  * it and the monitor must report it (exit 255). */
 #include <stdint.h>

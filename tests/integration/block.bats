@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Block devices: integrity both ways, request validation, start-up errors,
 # and durability of flushed writes when the monitor is killed.
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Booting guests: hello, arguments, exit statuses, options.
 load helpers
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Channels: byte streams between a guest and host Unix sockets.
 load helpers
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared setup for the integration suites (bats). Paths are relative to the
 # repository root; `make check` runs from there.
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)

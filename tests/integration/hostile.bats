@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Hostile hypercalls: every bad argument gets an error code or ends the VM
 # with a diagnosis; the monitor never crashes and never leaks private data.
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # `make install` gives a user what they need to build and run guests
 # elsewhere: the monitor, its man page, the ABI header, and the runtime
 # (library, start object, link scripts, headers).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # `cloak check`: it probes this host for real, reports every protection per
 # backend, and its exit status says whether the default backend's hold.
 load threat_helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Threat 2 (seed: host-kernel-induced access to guest data, e.g.
 # write(fd, &guest_data_ptr, len)): while a guest holds a secret in private
 # memory, another root process makes the kernel touch the monitor's guest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared setup for the threat suites (docs/threat-model.md): the integration
 # helpers plus a guest that runs in the background while a test attacks it.
 load ../integration/helpers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # ELF loader: its unit test, the test-image builder it shares with mkbadelf
 # and the fuzz corpus, and mkbadelf (writes malformed guests for
 # tests/integration/badelf.bats: mkbadelf GUEST.elf OUTDIR).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The cloak guest runtime's API. A guest is an ordinary
  * `int main(int argc, char **argv)`; the runtime has, before main:
