@@ -2,7 +2,7 @@
 # The monitor: every monitor/**/*.c but main.c goes into libmonitor.a, so
 # unit tests and fuzz targets link the same code the binary runs. Sources
 # include each other by folder ("mem/guestmem.h") from -Imonitor.
-MONITOR_SRC := $(filter-out monitor/main.c,$(wildcard monitor/*.c monitor/*/*.c))
+MONITOR_SRC := $(filter-out monitor/main.c monitor/test_hooks.c,$(wildcard monitor/*.c monitor/*/*.c))
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(O)/%.o)
 MONITOR_SAN_OBJ := $(MONITOR_SRC:%.c=$(O)/san/%.o)
 MONITOR_LIBS := -lseccomp
@@ -25,7 +25,18 @@ $(O)/cloak: $(O)/monitor/main.o $(O)/monitor/libmonitor.a
 $(O)/san/cloak: $(O)/san/monitor/main.o $(O)/san/monitor/libmonitor.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(MONITOR_LIBS)
 
-ALL_TARGETS += $(O)/cloak
+# The test build (test_hooks.h): the hook callers compiled again with
+# CLOAK_TEST_HOOKS, linked ahead of the same libmonitor.a.
+MONITOR_HOOKS_SRC := monitor/main.c monitor/kvm/run.c monitor/test_hooks.c
+MONITOR_HOOKS_OBJ := $(MONITOR_HOOKS_SRC:monitor/%.c=$(O)/tests/hooks/%.o)
+$(O)/tests/hooks/%.o: monitor/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -DCLOAK_TEST_HOOKS -MMD -c -o $@ $<
+$(O)/tests/cloak-hooks: $(MONITOR_HOOKS_OBJ) $(O)/monitor/libmonitor.a
+	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(MONITOR_LIBS)
+
+ALL_TARGETS += $(O)/cloak $(O)/tests/cloak-hooks
+-include $(MONITOR_HOOKS_OBJ:.o=.d)
 -include $(MONITOR_OBJ:.o=.d) $(MONITOR_SAN_OBJ:.o=.d) $(O)/monitor/main.d $(O)/san/monitor/main.d
 
 # make install: the monitor and its man page.

@@ -24,6 +24,7 @@
 #include "mem/select.h"
 #include "process/sandbox.h"
 #include "process/signals.h"
+#include "test_hooks.h"
 #include "x86/pagetable.h"
 
 /* What main() holds from set-up to the end, to release it on any path. */
@@ -217,6 +218,7 @@ static void finish(struct session *s)
 int main(int argc, char **argv)
 {
 	reserve_std_fds();
+	test_hooks_init();
 	struct fail f = { 0 };
 	struct options o;
 	enum opt_result pr = options_parse(argc, argv, &o, &f, stdout);

@@ -10,6 +10,7 @@
 #include "calls/dispatch.h"
 #include "kvm_compat.h"
 #include "process/signals.h"
+#include "test_hooks.h"
 
 static int on_io(struct vm *vm)
 {
@@ -119,6 +120,7 @@ int vm_run(struct vm *vm)
 			vm_fail(vm, st, "%s", msg);
 			break;
 		}
+		test_hooks_first_exit(vm);
 		if (on_exit_reason(vm) != 0)
 			break;
 	}

@@ -82,6 +82,14 @@ static int memlock_refusal(struct membacking *mb, struct fail *f)
 			(unsigned long long)(mb->size >> 10));
 }
 
+bool membackend_gup_refused(const void *addr)
+{
+	char probe;
+	struct iovec local = { &probe, 1 }, remote = { (void *)addr, 1 };
+	errno = 0;
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 && errno == EFAULT;
+}
+
 static int map_secret(struct membacking *mb, bool keep_fd, struct fail *f)
 {
 	if (!secretmem_supported()) /* cached: one memfd_secret for the probe */
@@ -112,11 +120,7 @@ static int map_secret(struct membacking *mb, bool keep_fd, struct fail *f)
 	 * RAM must fail with EFAULT (cheap: GUP refuses the VMA before
 	 * faulting anything in). */
 	mb->protections = CLOAK_PROT_CHECKED_ACCESS | CLOAK_PROT_NO_DIRECT_MAP;
-	char probe;
-	struct iovec local = { &probe, 1 }, remote = { p, 1 };
-	errno = 0;
-	bool gup_refused = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 &&
-			   errno == EFAULT;
+	bool gup_refused = membackend_gup_refused(p);
 	if (gup_refused)
 		mb->protections |= CLOAK_PROT_NO_GUP;
 	snprintf(mb->describe, sizeof mb->describe,

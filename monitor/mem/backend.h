@@ -27,6 +27,10 @@ struct membacking {
 	char describe[256]; /* one line for --verbose */
 };
 
+/* The start-up check behind CLOAK_PROT_NO_GUP: whether GUP refuses the
+ * page at addr (process_vm_readv on it fails with EFAULT). */
+bool membackend_gup_refused(const void *addr);
+
 /* keep_fd: keep the backing descriptor open even where the backend
  * normally closes it (secret); only `cloak check` and tests ask for it
  * (inspect.h). */

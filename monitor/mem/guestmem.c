@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "cloak/abi.h"
 #include "inspect.h"
+#include "process/signals.h"
 #include "sharemap.h"
 
 struct guestmem {
@@ -76,6 +77,8 @@ static struct guestmem *create(enum gm_backend backend, uint64_t size, int kvm_v
 		free(gm);
 		return NULL;
 	}
+	/* Should the monitor itself fault, this is what its handler wipes. */
+	signals_set_emergency_wipe(gm->mb.base, gm->mb.size);
 	return gm;
 }
 
@@ -95,6 +98,7 @@ uint64_t gm_destroy(struct guestmem *gm)
 {
 	if (!gm)
 		return 0;
+	signals_set_emergency_wipe(NULL, 0);
 	uint64_t wiped = membackend_release(&gm->mb);
 	sharemap_free(&gm->shared);
 	free(gm);

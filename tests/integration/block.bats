@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: ISC
 # Block devices: integrity both ways, request validation, start-up errors,
 # and durability of flushed writes when the monitor is killed.
+bats_require_minimum_version 1.5.0
 load helpers
 
 BLK=$GUESTS/block_io.elf
@@ -160,7 +161,7 @@ write: 0"
 	wait "$pid" || true
 	last=$(grep '^flushed' "$TMP/out" | tail -1 | cut -d' ' -f2)
 	[ -n "$last" ] && [ "$last" -ge 160 ] || { cat "$TMP/out"; false; }
-	! grep -q "stream done" "$TMP/out"
+	run -1 grep -q "stream done" "$TMP/out"
 	python3 - "$TMP/d.img" "$last" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()

@@ -38,7 +38,7 @@ need_kvm() {
 # run_cloak ARGS...: runs the monitor with a safety timeout so a broken
 # build cannot hang the suite; output and status land in $output/$status.
 run_cloak() {
-	run timeout 60 "$CLOAK" "$@"
+	run timeout "${CLOAK_TEST_TIMEOUT:-60}" "$CLOAK" "$@"
 }
 
 # One line of stderr-style message: the monitor's errors start with "cloak: ".

@@ -46,7 +46,30 @@ stop_guest() {
 	wait "$MON_PID" || GUEST_STATUS=$?
 }
 
-# expect_line TEXT: $output has a line that starts with TEXT.
+# absent NEEDLE FILE...: fails (naming the file) if NEEDLE occurs in any
+# FILE, read as bytes. For use anywhere in a test: a bare `! grep` that is
+# not a test's last line cannot fail it.
+absent() {
+	local needle=$1 f
+	shift
+	for f in "$@"; do
+		if grep -qaF -- "$needle" "$f"; then
+			echo "found '$needle' in $f"
+			return 1
+		fi
+	done
+}
+
+# present NEEDLE FILE...: fails unless NEEDLE occurs in every FILE.
+present() {
+	local needle=$1 f
+	shift
+	for f in "$@"; do
+		grep -qaF -- "$needle" "$f" || { echo "'$needle' not in $f"; return 1; }
+	done
+}
+
+# expect_line TEXT: $output has a line that contains TEXT.
 expect_line() {
 	printf '%s\n' "$output" | grep -qF -- "$1" || { echo "missing '$1' in: $output"; return 1; }
 }

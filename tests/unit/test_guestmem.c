@@ -14,6 +14,7 @@
 #include <errno.h>
 
 #include "cloak/abi.h"
+#include "mem/backend.h"
 #include "mem/guestmem.h"
 #include "mem/inspect.h"
 #include "mem/sharemap.h"
@@ -248,6 +249,25 @@ static void test_secret_keeps_no_fd(void **state)
 	gm_destroy(gm);
 }
 
+/* NO_GUP is claimed only where the check sees GUP refuse the memory: it
+ * does for secret memory, and does not for an ordinary page. */
+static void test_gup_check(void **state)
+{
+	static char ordinary[4096] = { 1 };
+	assert_false(membackend_gup_refused(ordinary));
+	struct guestmem *gm = mk_secret();
+	struct gm_slot sl;
+	gm_slot(gm, &sl);
+	char one = 1;
+	assert_int_equal(gm_copy_to(gm, gpa(0x100000), &one, 1), GM_OK);
+	assert_true(membackend_gup_refused((const void *)(uintptr_t)(sl.userspace_addr + 0x100000)));
+	assert_true(gm_host_protections(gm) & CLOAK_PROT_NO_GUP);
+	gm_destroy(gm);
+	gm = mk(GM_BACKEND_SHARED);
+	assert_false(gm_host_protections(gm) & CLOAK_PROT_NO_GUP);
+	gm_destroy(gm);
+}
+
 static void test_secret_is_secretmem(void **state)
 {
 	struct guestmem *gm = mk_secret();
@@ -289,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_wipe_shared),
 		cmocka_unit_test(test_wipe_secret),
 		cmocka_unit_test(test_secret_is_secretmem),
+		cmocka_unit_test(test_gup_check),
 		cmocka_unit_test(test_secret_keeps_no_fd),
 		cmocka_unit_test(test_zero_secret),
 		cmocka_unit_test(test_status_abi),
