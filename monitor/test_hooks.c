@@ -132,3 +132,9 @@ void test_hooks_first_exit(struct vm *vm)
 		raise_fault();
 	}
 }
+
+void test_hooks_before_poll(void)
+{
+	if (hook && !strcmp(hook, "signal-before-poll"))
+		raise(SIGTERM);
+}

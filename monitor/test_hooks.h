@@ -9,7 +9,10 @@
  *   sandbox-probe   at the guest's first exit, try system calls the
  *                   sandbox forbids and print what each got;
  *   fault           at the guest's first exit, fault (a real SIGSEGV) to
- *                   exercise the monitor's own crash path.
+ *                   exercise the monitor's own crash path;
+ *   signal-before-poll  a SIGTERM delivered between the guest's POLL exit
+ *                   and the monitor's sleep: the race a stop request must
+ *                   not lose.
  */
 #ifndef CLOAK_TEST_HOOKS_H
 #define CLOAK_TEST_HOOKS_H
@@ -19,6 +22,7 @@ struct vm;
 #ifdef CLOAK_TEST_HOOKS
 void test_hooks_init(void);
 void test_hooks_first_exit(struct vm *vm);
+void test_hooks_before_poll(void);
 #else
 static inline void test_hooks_init(void)
 {
@@ -26,6 +30,9 @@ static inline void test_hooks_init(void)
 static inline void test_hooks_first_exit(struct vm *vm)
 {
 	(void)vm;
+}
+static inline void test_hooks_before_poll(void)
+{
 }
 #endif
 

@@ -36,20 +36,16 @@ $(1): $(2) $(O)/runtime/libcloakrt.a runtime/guest.ld runtime/idt.ld
 		$(O)/runtime/libcloakrt.a $(3) $(O)/runtime/libcloakrt.a -lgcc
 endef
 
-$(O)/runtime/cloak-guest.pc: runtime/cloak-guest.pc.in runtime/build.mk Makefile
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-		-e 's|@CFLAGS@|$(GUEST_ABI_CFLAGS)|' -e 's|@LDFLAGS@|$(GUEST_ABI_LDFLAGS)|' $< > $@
-
-ALL_TARGETS += $(O)/runtime/libcloakrt.a $(O)/runtime/cloak-guest.pc
+ALL_TARGETS += $(O)/runtime/libcloakrt.a
 -include $(RUNTIME_OBJ:.o=.d)
 
 # make install: the runtime, its headers (the ABI header among them, so a
-# guest needs one include directory) and cloak-guest.pc.
+# guest needs one include directory) and cloak-guest.pc, written for the
+# PREFIX installed to.
 RUNTIME_LIBDIR = $(DESTDIR)$(PREFIX)/lib/cloak
 .PHONY: install-runtime
 install: install-runtime
-install-runtime: $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o $(O)/runtime/cloak-guest.pc
+install-runtime: $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o
 	install -d $(RUNTIME_LIBDIR)/include/cloak $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include/cloak
 	install -m 644 $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o runtime/guest.ld \
@@ -57,4 +53,6 @@ install-runtime: $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o $(O)/runti
 	install -m 644 runtime/include/*.h $(RUNTIME_LIBDIR)/include/
 	install -m 644 runtime/include/cloak/*.h include/cloak/abi.h $(RUNTIME_LIBDIR)/include/cloak/
 	install -m 644 include/cloak/abi.h $(DESTDIR)$(PREFIX)/include/cloak/abi.h
-	install -m 644 $(O)/runtime/cloak-guest.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/cloak-guest.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@CFLAGS@|$(GUEST_ABI_CFLAGS)|' -e 's|@LDFLAGS@|$(GUEST_ABI_LDFLAGS)|' \
+		runtime/cloak-guest.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cloak-guest.pc

@@ -45,13 +45,13 @@ static int sse_opcode(uint8_t op)
 void run_emulation_diagnosis(const uint8_t *b, size_t n, char *msg, size_t len)
 {
 	if (n == 0) {
-		snprintf(msg, len, "KVM could not emulate the instruction there (its bytes are "
-			 "not readable: outside guest RAM or in a private page)");
+		snprintf(msg, len, "KVM could not emulate the instruction there (its bytes "
+			 "are in a page the guest has not shared)");
 		return;
 	}
 	char hex[3 * 8 + 1] = "";
-	for (size_t i = 0; i < n && i < 8; i++)
-		snprintf(hex + 3 * i, sizeof hex - 3 * i, "%s%02x", i ? " " : "", b[i]);
+	for (size_t i = 0, at = 0; i < n && i < 8; i++)
+		at += (size_t)snprintf(hex + at, sizeof hex - at, "%s%02x", i ? " " : "", b[i]);
 	size_t i = opcode_start(b, n);
 	const char *what = NULL, *advice = "";
 	if (i >= n) {

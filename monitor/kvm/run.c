@@ -34,16 +34,27 @@ static int on_io(struct vm *vm)
 static int on_emulation_failure(struct vm *vm)
 {
 	uint64_t rip = vm_guest_rip(vm);
+	const struct kvm_run *run = vm->run;
 	uint8_t bytes[15];
-	/* Guest memory is identity mapped; the bytes are read like any other
-	 * guest access, so a private page yields none. */
-	uint64_t n = CLOAK_PAGE_SIZE - rip % CLOAK_PAGE_SIZE;
-	if (n > sizeof bytes)
-		n = sizeof bytes;
-	if (!gm_is_shared(vm->gm, gpa(rip), n) && gm_protected(vm->gm))
-		n = 0;
-	else if (gm_copy_from(vm->gm, bytes, gpa(rip), n) != GM_OK)
-		n = 0;
+	uint64_t n = 0;
+	/* KVM hands over the bytes it tried to decode where it can
+	 * (KVM_CAP_EXIT_ON_EMULATION_FAILURE): no need to read guest memory.
+	 * Otherwise they are read like any other guest access (identity
+	 * mapped), so a private page yields none. */
+	if (run->emulation_failure.ndata >= 3 &&
+	    (run->emulation_failure.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES)) {
+		n = run->emulation_failure.insn_size;
+		if (n > sizeof bytes)
+			n = sizeof bytes;
+		memcpy(bytes, run->emulation_failure.insn_bytes, n);
+	} else {
+		n = CLOAK_PAGE_SIZE - rip % CLOAK_PAGE_SIZE;
+		if (n > sizeof bytes)
+			n = sizeof bytes;
+		if (gm_check(vm->gm, gpa(rip), n) != GM_OK ||
+		    gm_copy_from(vm->gm, bytes, gpa(rip), n) != GM_OK)
+			n = 0;
+	}
 	char why[200];
 	run_emulation_diagnosis(bytes, n, why, sizeof why);
 	return vm_fail(vm, CLOAK_EXIT_CRASH, "KVM internal error (emulation) at rip 0x%llx: %s",

@@ -81,6 +81,10 @@ int vm_setup(struct vm *vm, uint64_t entry, const struct pt_range *image, unsign
 {
 	if (set_memslot(vm, f))
 		return -1;
+	/* Where KVM offers it, an emulation failure comes with the bytes it
+	 * could not decode, so the monitor never has to read them itself. */
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_EXIT_ON_EMULATION_FAILURE, .args = { 1 } };
+	ioctl(vm->kvm.vm_fd, KVM_ENABLE_CAP, &cap);
 	vm->vcpu_fd = ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, 0);
 	if (vm->vcpu_fd < 0)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "KVM_CREATE_VCPU: %s", strerror(errno));

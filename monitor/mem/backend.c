@@ -44,15 +44,20 @@ uint64_t gm_backend_abi(enum gm_backend kind)
 	return CLOAK_BACKEND_SHARED; /* anonymous memory protects nothing either */
 }
 
+/* Guest memory is a file: RLIMIT_FSIZE applies to its size. */
+static int file_size_refusal(struct membacking *mb, struct fail *f)
+{
+	return fail_set(f, CLOAK_EXIT_NOHOST, "cannot create %llu MiB of guest memory: the file "
+			"size limit (ulimit -f, systemd LimitFSIZE) is lower: raise it or lower "
+			"--mem", (unsigned long long)(mb->size >> 20));
+}
+
 static int map_memfd(struct membacking *mb, struct fail *f)
 {
 	mb->fd = memfd_create("cloak-guest", MFD_CLOEXEC);
 	if (mb->fd < 0 || ftruncate(mb->fd, (off_t)mb->size) != 0) {
 		if (errno == EFBIG)
-			return fail_set(f, CLOAK_EXIT_NOHOST, "cannot create %llu MiB of guest "
-					"memory: the file size limit (ulimit -f, systemd "
-					"LimitFSIZE) is lower: raise it or lower --mem",
-					(unsigned long long)(mb->size >> 20));
+			return file_size_refusal(mb, f);
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot create guest memory (memfd, "
 				"%llu MiB): %s", (unsigned long long)(mb->size >> 20),
 				strerror(errno));
@@ -105,6 +110,8 @@ static int map_secret(struct membacking *mb, bool keep_fd, struct fail *f)
 	if (!p) {
 		if (errno == EAGAIN || errno == ENOMEM)
 			return memlock_refusal(mb, f);
+		if (errno == EFBIG)
+			return file_size_refusal(mb, f);
 		return fail_set(f, CLOAK_EXIT_NOHOST, "memfd_secret failed: %s: without "
 				"protection, use --memory=shared", strerror(errno));
 	}

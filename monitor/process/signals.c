@@ -30,9 +30,12 @@ static const int request_signals[] = {
 /* Raised by the CPU for the monitor's own faults (or sent by kill). */
 static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE };
 
-static void on_request(int sig)
+static void on_request(int sig, siginfo_t *si, void *uc)
 {
-	if (sig == SIGALRM && watchdog_armed)
+	(void)uc;
+	/* Only our own timer is the watchdog; a SIGALRM sent by someone else
+	 * is a stop request like the others. */
+	if (sig == SIGALRM && watchdog_armed && si && si->si_code == SI_TIMER)
 		watchdog_fired = 1;
 	else if (!stop_signal)
 		stop_signal = sig;
@@ -44,9 +47,8 @@ static void on_request(int sig)
 /* Async-signal-safe: a fixed message, the wipe, _exit. */
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
 	if (si->si_code <= 0) { /* sent with kill(): a request like the others */
-		on_request(sig);
+		on_request(sig, si, uc);
 		return;
 	}
 	static const char msg[] = "cloak: internal error: the monitor faulted; guest memory "
@@ -64,7 +66,8 @@ int signals_init(struct fail *f)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_request; /* no SA_RESTART: waits return EINTR */
+	sa.sa_sigaction = on_request; /* no SA_RESTART: waits return EINTR */
+	sa.sa_flags = SA_SIGINFO;
 	sigfillset(&sa.sa_mask);
 	sigemptyset(&requests);
 	for (size_t i = 0; i < sizeof request_signals / sizeof request_signals[0]; i++)

@@ -8,6 +8,10 @@
  *   sink NAME BYTES      read BYTES bytes, print "received N"
  *   source NAME BYTES    write BYTES bytes (byte i = i & 0xff), then "sent N"
  *   reopen NAME N        serve N successive peers with echo, one after another
+ *   request NAME         read until the peer has sent everything (EOF), then
+ *                        reply "got N bytes": a peer that half-closed still
+ *                        gets the reply
+ *   poll NAME MS         one POLL on the channel for MS ms (nobody ever sends)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +93,24 @@ int main(int argc, char **argv)
 			if (echo(h))
 				return 1;
 		}
+		return 0;
+	}
+	if (!strcmp(mode, "request")) {
+		unsigned long long got = 0;
+		long n;
+		while ((n = cloak_chan_read(h, buf, sizeof buf, CLOAK_CHAN_FOREVER)) > 0)
+			got += (unsigned long long)n;
+		char reply[64];
+		int len = snprintf(reply, sizeof reply, "got %llu bytes", got);
+		int r = cloak_chan_write(h, reply, (size_t)len, CLOAK_CHAN_FOREVER);
+		printf("request: %llu bytes, read ended %ld, reply %d\n", got, n, r);
+		return r ? 1 : 0;
+	}
+	if (!strcmp(mode, "poll") && argc > 3) {
+		uint64_t ms = (uint64_t)strtoul(argv[3], NULL, 0);
+		printf("polling\n");
+		int r = cloak_poll(ms * 1000000ull, cloak_chan_poll_bit(h), NULL);
+		printf("poll: %d\n", r);
 		return 0;
 	}
 	if (!strcmp(mode, "relay") && argc > 3)

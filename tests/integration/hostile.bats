@@ -30,6 +30,10 @@ load helpers
 	expect console_shared_then 14
 	expect console_after_unshare -3
 	expect console_ok 0
+	# The runtime turns codes into text.
+	[[ "$output" == *"strerror(-3) = CLOAK_EACCES: buffer touches a page the guest has not shared"* ]]
+	[[ "$output" == *"strerror(14) = CLOAK_EPERM: page outside the shared window fixed at PROTECT"* ]]
+	[[ "$output" == *"strerror(-99) = unknown CLOAK_E* code"* ]]
 	# The private secret never reaches the console, shared or not after unshare.
 	[ "$(printf '%s\n' "$output" | grep -c 'PRIVATE-SECRET')" -eq 1 ]
 }

@@ -4,14 +4,8 @@
 load ../integration/helpers
 PROBE=$ROOT/$O/tests/threat-probe
 
-# need_root: the attacks below are made by root (the strongest host user
-# short of the kernel); without root they SKIP, or FAIL under CI.
-need_root() {
-	if [ "$(id -u)" != 0 ]; then
-		[ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && { echo "threat tests need root" >&2; return 1; }
-		skip "needs root"
-	fi
-}
+# The attacks below are made by root (the strongest host user short of
+# the kernel): need_root (helpers.bash).
 
 # A token per test, so the secret a guest builds from it is new each time.
 new_token() {

@@ -126,7 +126,7 @@ static void test_emulation_diagnosis(void **state)
 		size_t n;
 		const char *want, *not;
 	} cases[] = {
-		{ { 0x0f, 0x59, 0xc1 }, 3, "SSE", NULL },          /* mulps */
+		{ { 0x0f, 0x59, 0xc1 }, 3, "SSE instruction (bytes 0f 59 c1)", NULL }, /* mulps */
 		{ { 0x66, 0x0f, 0xfe, 0xc1 }, 4, "SSE", NULL },    /* paddd */
 		{ { 0xcc }, 1, "int3", "SSE" },
 		{ { 0xcd, 0x80 }, 2, "int n", "SSE" },
@@ -134,7 +134,7 @@ static void test_emulation_diagnosis(void **state)
 		{ { 0x0f, 0x05 }, 2, "syscall", "SSE" },
 		{ { 0xc5, 0xf8, 0x77 }, 3, "AVX", NULL },          /* vzeroupper */
 		{ { 0x90 }, 1, "bytes 90", "SSE" },
-		{ { 0 }, 0, "not readable", "SSE" },
+		{ { 0 }, 0, "not shared", "SSE" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char msg[200];

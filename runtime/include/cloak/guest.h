@@ -47,6 +47,10 @@ uint64_t cloak_walltime_ns(void);
  * -CLOAK_E*, *ready (may be NULL) gets the ready devices. */
 int cloak_poll(uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready);
 
+/* A CLOAK_E* code (negative, as calls return it, or positive) as text:
+ * "CLOAK_EACCES: buffer touches a page the guest has not shared". */
+const char *cloak_strerror(long code);
+
 /* Random bytes from the host. Returns 0 or -CLOAK_E*. */
 int cloak_random(void *buf, size_t len);
 
