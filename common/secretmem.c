@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* memfd_secret and memlock probing; see secretmem.h. */
 #include "secretmem.h"
 
@@ -77,16 +78,19 @@ void *secretmem_map_at(void *addr, size_t len)
 	return p;
 }
 
+/* Threads may race to probe; each stores the same answer. */
 bool secretmem_supported(void)
 {
 	static int cached = -1;
-	if (cached < 0) {
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	if (v < 0) {
 		int fd = secretmem_fd();
-		cached = fd >= 0;
+		v = fd >= 0;
 		if (fd >= 0)
 			close(fd);
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
 	}
-	return cached == 1;
+	return v == 1;
 }
 
 /* capget(2) rather than parsing /proc/self/status: it is on the monitor's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * memfd_secret and the host facts around it (RLIMIT_MEMLOCK, CAP_IPC_LOCK,
  * direct-map split counters). Shared by the monitor's `secret` memory

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # libcloak's tests: cmocka programs (each with an ASan+UBSan twin), a plain
 # TAP program for the protection checks that may need to SKIP, and bats
 # suites for the installed libraries, the sodium preload and the openssl CLI.
@@ -43,6 +44,19 @@ $(O)/tests/libcloak/sodium_user: tests/libcloak/sodium_user.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lsodium
 ALL_TARGETS += $(O)/tests/libcloak/sodium_user
+
+# ThreadSanitizer: the tests that run threads (and fork among them), linked
+# against the TSan build of libcloak. Run by `make check-tsan`.
+LIBCLOAK_TSAN_TESTS := test_threads test_fork
+$(O)/tsan/tests/libcloak/%: tests/libcloak/%.c $(LIBCLOAK_TEST_HELPERS) tests/libcloak/child.h \
+		$(O)/tsan/libcloak/libcloak.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBCLOAK_TSAN_CFLAGS) -Ilibcloak -Itests/libcloak -o $@ $< $(LIBCLOAK_TEST_HELPERS) \
+		$(O)/tsan/libcloak/libcloak.a -lcmocka -pthread
+.PHONY: check-tsan
+check-tsan: $(O)/.deps-ok $(LIBCLOAK_TSAN_TESTS:%=$(O)/tsan/tests/libcloak/%)
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
+		tests/harness/run-tests $(LIBCLOAK_TSAN_TESTS:%=$(O)/tsan/tests/libcloak/%)
 
 # The bats suites find the build through these.
 export CLOAK_BUILD_DIR := $(abspath $(O))
