@@ -26,8 +26,8 @@
  * is taken only to make or return runs (order: lane, then arena).
  *
  * Memory goes back to the kernel: a run whose slots are all free is zeroed
- * and its pages returned to its arena, unless it is the last run of its
- * class in its lane; an arena whose pages are all free is unmapped, except
+ * and its pages returned to its arena, unless it is the one empty run its
+ * lane keeps for the class; an arena whose pages are all free is unmapped, except
  * one kept spare; and when no pooled secret is live, api.c has every arena
  * unmapped (pool_release_idle), so no memfd_secret file is left.
  */
@@ -77,6 +77,7 @@ static struct class_info classes[NUM_CLASSES];
 struct lane {
 	pthread_mutex_t lock;
 	struct run *runs[NUM_CLASSES];
+	uint8_t empty_runs[NUM_CLASSES]; /* listed runs with no live slot: 0 or 1 */
 	/* Written under the lock, read atomically by pool_counts. */
 	uint64_t live, live_bytes, allocs, frees;
 } __attribute__((aligned(64)));
@@ -377,6 +378,7 @@ void *pool_alloc(size_t size, bool mark)
 			return NULL;
 		}
 		list_add(l, r);
+		l->empty_runs[cls]++;
 	}
 	char *p;
 	if (r->free) {
@@ -388,7 +390,9 @@ void *pool_alloc(size_t size, bool mark)
 		p = r->base + RUN_PREFIX + (size_t)r->carved * ci->slot + sizeof(struct slot_header);
 		STORE(r->carved, r->carved + 1);
 	}
-	if (++r->live == r->capacity)
+	if (!r->live++)
+		l->empty_runs[cls]--;
+	if (r->live == r->capacity)
 		list_remove(l, r);
 	count_live(l, 1, (int64_t)size);
 	pthread_mutex_unlock(&l->lock);
@@ -469,10 +473,16 @@ void pool_free(void *ptr)
 	if (!r->listed)
 		list_add(l, r);
 	count_live(l, -1, -(int64_t)size);
-	/* Keep one run of the class in the lane for the next secret. */
-	if (!r->live && (l->runs[r->cls] != r || r->next)) {
-		list_remove(l, r);
-		run_retire(r);
+	/* One empty run of the class stays in the lane for the next secrets, so
+	 * that a lane going back and forth over a run's capacity does not make
+	 * and retire a run each time. */
+	if (!r->live) {
+		if (l->empty_runs[r->cls]) {
+			list_remove(l, r);
+			run_retire(r);
+		} else {
+			l->empty_runs[r->cls]++;
+		}
 	}
 	pthread_mutex_unlock(&l->lock);
 }
@@ -546,6 +556,7 @@ static void forget_all(bool unmap)
 				free(r);
 			}
 			lanes[i].runs[c] = NULL;
+			lanes[i].empty_runs[c] = 0;
 		}
 	while (arenas) {
 		struct arena *a = arenas;
@@ -585,6 +596,7 @@ void pool_trim(void)
 				next = r->next;
 				if (!r->live) {
 					list_remove(&lanes[i], r);
+					lanes[i].empty_runs[c]--;
 					run_retire(r);
 				}
 			}

@@ -35,10 +35,10 @@ ASAN_TESTS += $(O)/san/tests/libcloak/test_sodium
 $(eval $(call cloak_test,test_protect,$(LIBCLOAK_A),$(LIBCLOAK_A),$(LIBCLOAK_SAN_A),$(LIBCLOAK_SAN_A)))
 ASAN_TESTS += $(O)/san/tests/libcloak/test_protect
 
-$(O)/tests/libcloak/memsearch: tests/libcloak/memsearch.c
+$(O)/tests/libcloak/keyscan: tests/libcloak/keyscan.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $<
-ALL_TARGETS += $(O)/tests/libcloak/memsearch
+ALL_TARGETS += $(O)/tests/libcloak/keyscan
 
 $(O)/tests/libcloak/sodium_user: tests/libcloak/sodium_user.c
 	@mkdir -p $(dir $@)
@@ -61,4 +61,5 @@ check-tsan: $(O)/.deps-ok $(LIBCLOAK_TSAN_TESTS:%=$(O)/tsan/tests/libcloak/%)
 # The bats suites find the build through these.
 export CLOAK_BUILD_DIR := $(abspath $(O))
 export CLOAK_BUILD_O := $(O)
-TESTS += tests/libcloak/libcloak.bats tests/libcloak/openssl.bats
+TESTS += tests/libcloak/libcloak.bats tests/libcloak/openssl.bats tests/libcloak/headers.bats \
+	tests/libcloak/nginx.bats
