@@ -70,7 +70,7 @@ struct arena {
 };
 
 struct class_info {
-	uint32_t usable, slot, run_pages, capacity;
+	uint32_t usable, slot, run_pages, min_pages; /* min_pages: one slot's worth */
 };
 static struct class_info classes[NUM_CLASSES];
 
@@ -125,8 +125,9 @@ unsigned pool_class_count(void)
 }
 
 /* A run is one to eight pages (more if one slot needs it), whichever
- * wastes the least of its bytes, so that a small lock limit still holds a
- * run of every class in use. */
+ * wastes the least of its bytes; under a lock limit below 1 MiB (arenas
+ * below 256 KiB), as few pages as one slot needs, so that the limit still
+ * holds a run of every class in use. */
 static void classes_init(void)
 {
 	for (unsigned c = 0; c < NUM_CLASSES; c++) {
@@ -140,7 +141,7 @@ static void classes_init(void)
 				best = n, best_waste = waste;
 		}
 		classes[c] = (struct class_info){ (uint32_t)usable, (uint32_t)slot, (uint32_t)best,
-			(uint32_t)((best * PAGE_SIZE_BYTES - RUN_PREFIX) / slot) };
+			(uint32_t)min_pages };
 	}
 }
 
@@ -247,18 +248,19 @@ static struct run *run_new(unsigned cls, unsigned lane)
 		errno = ENOMEM;
 		return NULL;
 	}
+	size_t cap = pool_arena_max();
+	uint32_t pages = cap < ((size_t)256 << 10) ? ci->min_pages : ci->run_pages;
 	pthread_mutex_lock(&arena_lock);
 	struct arena *a;
 	long first = -1;
 	for (a = arenas; a; a = a->next)
-		if (a->free_pages >= ci->run_pages && (first = find_free_pages(a, ci->run_pages)) >= 0)
+		if (a->free_pages >= pages && (first = find_free_pages(a, pages)) >= 0)
 			break;
 	if (!a) {
-		size_t need = ci->run_pages * PAGE_SIZE_BYTES;
+		size_t need = pages * PAGE_SIZE_BYTES;
 		size_t size = (size_t)64 << 10;
 		while (size < arena_bytes && size < ARENA_MAX)
 			size *= 2;
-		size_t cap = pool_arena_max();
 		if (size > cap)
 			size = cap;
 		if (size < need)
@@ -275,11 +277,11 @@ static struct run *run_new(unsigned cls, unsigned lane)
 		spare_arenas--;
 	r->arena = a;
 	r->base = a->base + (size_t)first * PAGE_SIZE_BYTES;
-	r->pages = ci->run_pages;
+	r->pages = pages;
 	r->cls = cls;
 	r->lane = lane;
-	r->capacity = ci->capacity;
-	mark_pages(a, (size_t)first, ci->run_pages, r);
+	r->capacity = (uint32_t)((pages * PAGE_SIZE_BYTES - RUN_PREFIX) / ci->slot);
+	mark_pages(a, (size_t)first, pages, r);
 	pthread_mutex_unlock(&arena_lock);
 	return r;
 }

@@ -40,6 +40,19 @@ $(O)/tests/libcloak/keyscan: tests/libcloak/keyscan.c
 	$(CC) $(HOST_CFLAGS) -o $@ $<
 ALL_TARGETS += $(O)/tests/libcloak/keyscan
 
+# Programs written for OpenSSL, run under the preload by openssl.bats.
+$(O)/tests/libcloak/secure_heap_user: tests/libcloak/secure_heap_user.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -lcrypto
+$(O)/tests/libcloak/dlmopen_user: tests/libcloak/dlmopen_user.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -ldl
+$(O)/tests/libcloak/static_openssl_user: tests/libcloak/static_openssl_user.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -Wl,-Bstatic -lcrypto -Wl,-Bdynamic -ldl -pthread
+ALL_TARGETS += $(O)/tests/libcloak/secure_heap_user $(O)/tests/libcloak/dlmopen_user \
+        $(O)/tests/libcloak/static_openssl_user
+
 $(O)/tests/libcloak/sodium_user: tests/libcloak/sodium_user.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lsodium
