@@ -76,7 +76,7 @@ install-libcloak: $(LIBCLOAK_LIBS_OUT)
 # ---- benchmark ----
 $(O)/bench/libcloak_bench: bench/libcloak_bench.c $(O)/libcloak/libcloak.a | $(O)/bench/
 	$(CC) $(HOST_CFLAGS) -Ilibcloak -o $@ $< $(O)/libcloak/libcloak.a -lsodium -lcrypto -pthread
-BENCHES += $(O)/bench/libcloak_bench
+BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench
 
 -include $(LIBCLOAK_OBJ:.o=.d) $(LIBCLOAK_SAN_OBJ:.o=.d) $(O)/libcloak/sodium.d \
         $(LIBCLOAK_SRC:%.c=$(O)/tsan/%.d) \

@@ -17,43 +17,11 @@ setup() {
 	[ "$(id -u)" = 0 ] || skip "nginx runs here as root (master as root, workers as nobody); run the suite as root"
 	command -v nginx >/dev/null || need "nginx is not installed (apt-get install nginx)"
 	command -v curl >/dev/null || need "curl is not installed (apt-get install curl)"
-	# Served to nobody: the directory must be searchable.
 	NG="$(mktemp -d /var/tmp/cloak-nginx-XXXXXX)"
-	chmod 755 "$NG"
-	mkdir -m 1777 "$NG/cores"
-	mkdir "$NG/tmp"
-	echo "hello from nginx" >"$NG/index.html"
-	for k in ec rsa; do
-		if [ $k = ec ]; then alg=(-newkey ec -pkeyopt ec_paramgen_curve:P-256); else alg=(-newkey rsa:2048); fi
-		openssl req -x509 "${alg[@]}" -nodes -keyout "$NG/$k.key" -out "$NG/$k.crt" -days 2 \
-			-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 2>/dev/null
-		chmod 644 "$NG/$k.key"
-	done
 	EC_PORT=$(free_port)
 	RSA_PORT=$(free_port)
 	while [ "$RSA_PORT" = "$EC_PORT" ]; do RSA_PORT=$(free_port); done
-	cat >"$NG/nginx.conf" <<-EOF
-	daemon on;
-	master_process on;
-	worker_processes 2;
-	user nobody nogroup;
-	pid $NG/nginx.pid;
-	error_log $NG/error.log info;
-	working_directory $NG/cores;
-	worker_rlimit_core 1g;
-	events { worker_connections 128; }
-	http {
-		log_format withpid '\$pid \$status \$ssl_protocol';
-		access_log $NG/access.log withpid;
-		client_body_temp_path $NG/tmp; proxy_temp_path $NG/tmp; fastcgi_temp_path $NG/tmp;
-		uwsgi_temp_path $NG/tmp; scgi_temp_path $NG/tmp;
-		ssl_protocols TLSv1.2 TLSv1.3;
-		server { listen 127.0.0.1:$EC_PORT ssl; root $NG;
-			ssl_certificate $NG/ec.crt; ssl_certificate_key $NG/ec.key; }
-		server { listen 127.0.0.1:$RSA_PORT ssl; root $NG;
-			ssl_certificate $NG/rsa.crt; ssl_certificate_key $NG/rsa.key; }
-	}
-	EOF
+	nginx_prepare "$NG" "$EC_PORT" "$RSA_PORT"
 }
 
 # Stops the nginx this test started, and everything it started, for sure.
@@ -63,45 +31,20 @@ teardown() {
 	rm -rf "$NG"
 }
 
+start_nginx() {
+	nginx_start "$NG" "$EC_PORT" "$RSA_PORT" "$@"
+}
+
+stop_nginx() {
+	nginx_stop "$NG"
+}
+
 master_pid() {
 	cat "$NG/nginx.pid" 2>/dev/null
 }
 
 workers() {
-	pgrep -P "$(master_pid)" -f 'nginx: worker'
-}
-
-# start_nginx [ENV=VALUE...]: nginx with that environment; waits until both
-# ports accept and both workers run.
-start_nginx() {
-	env "$@" nginx -c "$NG/nginx.conf" -p "$NG" -e "$NG/error.log" 2>"$NG/start.err" ||
-		{ cat "$NG/start.err" "$NG/error.log"; return 1; }
-	wait_port "$EC_PORT"
-	wait_port "$RSA_PORT"
-	for _ in $(seq 50); do
-		[ "$(workers | wc -l)" -eq 2 ] && return 0
-		sleep 0.1
-	done
-	echo "nginx did not start two workers" >&2
-	return 1
-}
-
-# Graceful stop (QUIT: workers exit, which prints CLOAK_STATS), then KILL
-# whatever of it is left after 10 s.
-stop_nginx() {
-	local master
-	master=$(master_pid) || return 0
-	[ -n "$master" ] || return 0
-	local all
-	all="$master $(pgrep -P "$master" | tr '\n' ' ')"
-	kill -QUIT "$master" 2>/dev/null || :
-	for _ in $(seq 100); do
-		kill -0 "$master" 2>/dev/null || break
-		sleep 0.1
-	done
-	for p in $all; do kill -KILL "$p" 2>/dev/null || :; done
-	rm -f "$NG/nginx.pid"
-	return 0
+	nginx_workers "$NG"
 }
 
 # fetch PORT CERT COUNT [CURL_ARGS...]: COUNT requests, each on a new

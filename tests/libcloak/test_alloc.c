@@ -163,16 +163,36 @@ static void realloc_keeps_contents(void **state)
 	cloak_secret_free(q);
 }
 
+/* The permissions of the mapping holding p in /proc/self/maps ("rw-s"). */
+static void perms_at(const void *p, char out[5])
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	strcpy(out, "none");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		char perms[5];
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && (uintptr_t)p >= lo &&
+		    (uintptr_t)p < hi)
+			memcpy(out, perms, 5);
+	}
+	if (f)
+		fclose(f);
+}
+
 /* A guarded secret stays guarded across realloc and keeps its protection:
  * a NOACCESS one can be resized without being made readable first. */
 static void realloc_keeps_guarded_secrets_guarded(void **state)
 {
+	char perms[5];
 	unsigned char *p = cloak_secret_alloc_guarded(100);
 	fill(p, 100, 5);
 	assert_int_equal(cloak_secret_protect(p, CLOAK_SECRET_NOACCESS), 0);
 	unsigned char *q = cloak_secret_realloc(p, 3000);
 	assert_non_null(q);
 	assert_int_equal(((uintptr_t)q + 3000) % 4096, 0); /* still ends at a page end */
+	perms_at(q, perms);
+	assert_string_equal(perms, "---s"); /* still inaccessible */
 	assert_int_equal(cloak_secret_protect(q, CLOAK_SECRET_READONLY), 0);
 	check_fill(q, 100, 5);
 	assert_true(all_zero(q + 100, 2900));
