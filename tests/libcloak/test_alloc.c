@@ -63,27 +63,35 @@ static void class_table(void **state)
 }
 
 /* Every size up to 4 KiB, then steps and powers of two ±1 up to 1 MiB; a
- * window of live secrets checks that no allocation overlaps another. */
+ * window of live secrets (up to 64 of them and 3 MiB, so that it fits the
+ * stock 8 MiB lock limit) checks that no allocation overlaps another. */
 static void sizes_up_to_1mib(void **state)
 {
-	REQUIRE_LOCKED_MEMORY(16ull << 20);
+	REQUIRE_LOCKED_MEMORY(8ull << 20);
 	enum { WINDOW = 64 };
+	const size_t window_bytes = (size_t)3 << 20;
 	unsigned char *live[WINDOW] = { 0 };
-	size_t sizes[WINDOW] = { 0 };
-	unsigned count = 0;
+	size_t sizes[WINDOW] = { 0 }, live_bytes = 0;
+	unsigned seeds[WINDOW] = { 0 };
+	unsigned count = 0, oldest = 0, held = 0;
 	for (size_t s = 0; s <= (1u << 20); ) {
+		while (held == WINDOW || (held && live_bytes + s > window_bytes)) {
+			unsigned i = oldest++ % WINDOW;
+			check_fill(live[i], sizes[i], seeds[i]);
+			cloak_secret_free(live[i]);
+			live_bytes -= sizes[i];
+			held--;
+		}
 		unsigned char *p = cloak_secret_alloc(s);
 		assert_non_null(p);
 		assert_int_equal((uintptr_t)p % 16, 0);
 		assert_int_equal(cloak_secret_usable_size(p), s);
 		assert_true(all_zero(p, s));
 		fill(p, s, count);
-		unsigned slot = count % WINDOW;
-		if (live[slot]) {
-			check_fill(live[slot], sizes[slot], count - WINDOW);
-			cloak_secret_free(live[slot]);
-		}
-		live[slot] = p, sizes[slot] = s;
+		unsigned slot = (oldest + held) % WINDOW;
+		live[slot] = p, sizes[slot] = s, seeds[slot] = count;
+		live_bytes += s;
+		held++;
 		count++;
 		if (s < 4096)
 			s++;
@@ -94,8 +102,12 @@ static void sizes_up_to_1mib(void **state)
 		if (s > (1u << 20) && s < (1u << 20) + (1u << 19))
 			s = 1u << 20;
 	}
-	for (unsigned i = 0; i < WINDOW; i++)
+	while (held) {
+		unsigned i = oldest++ % WINDOW;
+		check_fill(live[i], sizes[i], seeds[i]);
 		cloak_secret_free(live[i]);
+		held--;
+	}
 	for (unsigned k = 4; k <= 20; k++)
 		for (int d = -1; d <= 1; d++) {
 			size_t s = ((size_t)1 << k) + (size_t)d;
@@ -354,8 +366,8 @@ static void no_secretmem_file_once_nothing_is_live(void **state)
  * while one long-lived secret keeps the process from releasing everything. */
 static void empty_arenas_go_back(void **state)
 {
-	REQUIRE_LOCKED_MEMORY(24ull << 20);
-	enum { N = 120000 };
+	REQUIRE_LOCKED_MEMORY(8ull << 20);
+	enum { N = 50000 }; /* about 5 MiB */
 	void *keep = cloak_secret_alloc(32);
 	struct cloak_secret_stats before, during, after;
 	cloak_secret_stats(&before);
