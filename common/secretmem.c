@@ -55,29 +55,6 @@ void *secretmem_map(size_t len, int *fd_out)
 	return p;
 }
 
-void *secretmem_map_at(void *addr, size_t len)
-{
-	int fd = secretmem_fd();
-	if (fd < 0)
-		return NULL;
-	void *p = MAP_FAILED;
-	if (ftruncate(fd, (off_t)len) == 0)
-		p = mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
-	int e = errno;
-	close(fd);
-	if (p == MAP_FAILED) {
-		errno = e;
-		return NULL;
-	}
-	if (madvise(p, len, MADV_DONTFORK) != 0) {
-		e = errno;
-		munmap(p, len);
-		errno = e;
-		return NULL;
-	}
-	return p;
-}
-
 /* Threads may race to probe; each stores the same answer. */
 bool secretmem_supported(void)
 {
