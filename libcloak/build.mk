@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # libcloak: libcloak.so / libcloak.a, the front ends libcloak-sodium.so and
 # libcloak-openssl.so, cloak.pc, man pages, `make install` (PREFIX, DESTDIR)
 # and the benchmark. Objects are built with hidden visibility; the version

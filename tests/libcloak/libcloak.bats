@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # libcloak as it is shipped: exported symbols, `make install` with PREFIX and
 # DESTDIR, pkg-config, CLOAK_STATS=1, and libcloak-sodium preloaded under a
 # program built against the real libsodium.
