@@ -22,10 +22,6 @@ int secretmem_fd(void);
  * ENOSYS (no memfd_secret), EAGAIN (RLIMIT_MEMLOCK too small), ENOMEM. */
 void *secretmem_map(size_t len, int *fd_out);
 
-/* Like secretmem_map, but placed at `addr` with MAP_FIXED (the caller owns
- * that range, e.g. a PROT_NONE reservation it made). The memfd is closed. */
-void *secretmem_map_at(void *addr, size_t len);
-
 /* True when memfd_secret can be created on this host (cached). */
 bool secretmem_supported(void);
 
