@@ -26,7 +26,7 @@ setup() {
 		-fno-pie -fno-stack-protector -I"$lib/include" -I"$DEST/usr/include" \
 		-static -Wl,-L,"$lib" -Wl,-T,"$lib/guest.ld" -Wl,--build-id=none \
 		-o "$guest" "$lib/start.o" "$ROOT/examples/hello/hello.c" "$lib/libcloakrt.a" -lgcc
-	run timeout 60 "$DEST/usr/bin/cloak" "$guest" -- installed
+	run timeout 60 "$DEST/usr/bin/cloak" ${CLOAK_TEST_MEMORY:+"--memory=$CLOAK_TEST_MEMORY"} "$guest" -- installed
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"Hello from a cloak guest!"* ]]
 	[[ "$output" == *'argv[1] = "installed"'* ]]

@@ -34,10 +34,10 @@ leak_attempt() { # MODE: run threat_private with a disk, a channel, a dump
 	need_kvm
 	leak_attempt
 	[ "$status" -eq 0 ]
-	! grep -qF "$SECRET" <<<"$output"
-	! grep -qaF "$SECRET" "$IMG"
+	if grep -qF "$SECRET" <<<"$output"; then echo "secret in the output: $output"; return 1; fi
+	if grep -qaF "$SECRET" "$IMG"; then echo "secret in the disk image"; return 1; fi
 	[ -s "$DUMP" ] || { echo "no dump of shared pages"; return 1; }
-	! grep -qaF "$SECRET" "$DUMP"
+	if grep -qaF "$SECRET" "$DUMP"; then echo "secret in the dump of shared pages"; return 1; fi
 	# Controls: data from a shared page does reach the image.
 	grep -qa SHARED-CONTROL "$IMG"
 }
@@ -69,7 +69,10 @@ NOCAPS=(setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all)
 	command -v setpriv >/dev/null || skip "setpriv not installed"
 	new_token
 	start_guest "${NOCAPS[@]}" -- --mem=4M "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	range=$(awk '/secretmem/ {print $1; exit}' "/proc/$MON_PID/maps")
+	# Guest RAM is the largest mapping of the backend's file (as the probe finds it).
+	range=$(grep -E 'secretmem|memfd:cloak-guest|kvm-gmem' "/proc/$MON_PID/maps" |
+		while read -r r _; do echo "$((16#${r#*-} - 16#${r%-*})) $r"; done | sort -n | tail -1)
+	range=${range#* }
 	run env THREAT_RANGE="$range" "${NOCAPS[@]}" "$PROBE" "$MON_PID" \
 		"CLOAK-THREAT-$REV-SECRET" ptrace readv procmem
 	PROBE_OUT=$output
