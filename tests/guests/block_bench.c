@@ -1,16 +1,19 @@
 /*
  * Block throughput, timed inside the guest (bench/io_bench runs it):
- *   block_bench NAME MIB
+ *   block_bench NAME MIB [MODE...]
  * Writes then reads MIB MiB sequentially in 1 MiB requests, two ways:
  *   copy:   from/to a private buffer, copied through the bounce pool
  *           (what any application buffer costs with protection on)
  *   bounce: data already in the bounce pool, no copy (non-secret bulk data)
- *   bounce-4k: the same with one 4 KiB sector per call, as Solo5 does
+ *   bounce-4k, copy-4k: the same with one 4 KiB sector per call, as Solo5
+ *           does
+ * Without MODE arguments it runs copy, bounce and bounce-4k.
  * Without protection (block_bench_direct) both go straight to the buffer.
  * Prints "RESULT mode write_MBps read_MBps" with MB/s x10 as integers.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cloak/block.h"
 #include "cloak/guest.h"
@@ -58,6 +61,26 @@ int main(int argc, char **argv)
 	if (bsz < REQ)
 		return printf("bounce pool too small\n"), 2;
 	printf("protection 0x%llx\n", (unsigned long long)cloak_protection());
-	return run(&b, private_buf, total, REQ, "copy") || run(&b, bounce, total, REQ, "bounce") ||
-	       run(&b, bounce, total, 4096, "bounce-4k");
+	static const struct {
+		const char *name;
+		int private;
+		size_t req;
+	} mode_table[] = {
+		{ "copy", 1, REQ }, { "bounce", 0, REQ }, { "bounce-4k", 0, 4096 }, { "copy-4k", 1, 4096 },
+	};
+	static const char *const defaults[] = { "copy", "bounce", "bounce-4k" };
+	const char *const *modes = argc > 3 ? (const char *const *)argv + 3 : defaults;
+	int nmodes = argc > 3 ? argc - 3 : 3;
+	for (int i = 0; i < nmodes; i++) {
+		unsigned m = 0;
+		while (m < sizeof mode_table / sizeof mode_table[0] && strcmp(mode_table[m].name, modes[i]))
+			m++;
+		if (m == sizeof mode_table / sizeof mode_table[0])
+			return printf("unknown mode %s: use copy, bounce, bounce-4k or copy-4k\n",
+				      modes[i]), 2;
+		if (run(&b, mode_table[m].private ? private_buf : bounce, total, mode_table[m].req,
+			modes[i]))
+			return 1;
+	}
+	return 0;
 }
