@@ -128,6 +128,23 @@ def find_solo5():
 
 # ---------------------------------------------------------------- processes
 
+def host_nanosleep_zero_us(n=2000):
+    """µs per nanosleep({0, 0}) in this process: what a sleep with nothing
+    to wait for costs on this host (the kernel's timer slack and more)."""
+    import ctypes
+    import time
+
+    class Timespec(ctypes.Structure):
+        _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    z = Timespec(0, 0)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        libc.nanosleep(ctypes.byref(z), None)
+    return (time.perf_counter() - t0) / n * 1e6
+
+
 def run(cmd, timeout=600):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if r.returncode:
