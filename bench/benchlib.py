@@ -181,6 +181,39 @@ def guest_pages_kib(pid, mem_bytes):
         return None
 
 
+def rss_by_mapping(pid, mem_bytes):
+    """{what: resident KiB} of a running process from /proc/PID/smaps: each
+    mapped file by its base name, guest memory, [heap], [stack], and
+    anonymous mappings; None if it cannot be read."""
+    try:
+        with open("/proc/%d/smaps" % pid) as f:
+            text = f.read()
+    except OSError:
+        return None
+    guest_key = None
+    size, out, key, name = {}, {}, None, None
+    vmas = []
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ (\S+) (\d+)\s*(.*)$", line)
+        if m:
+            key = (m.group(1), m.group(2)) if m.group(2) != "0" else None
+            path = m.group(3).replace(" (deleted)", "")
+            name = os.path.basename(path) if path.startswith("/") else (path or "anonymous")
+            continue
+        m = re.match(r"^(Size|Rss):\s+(\d+) kB", line)
+        if m and m.group(1) == "Size" and key:
+            size[key] = size.get(key, 0) + int(m.group(2))
+        elif m and m.group(1) == "Rss":
+            vmas.append((key, name, int(m.group(2))))
+    for k, sz in size.items():
+        if sz * 1024 == mem_bytes:
+            guest_key = k
+    for k, n, rss in vmas:
+        n = "guest memory" if guest_key and k == guest_key else n
+        out[n] = out.get(n, 0) + rss
+    return out
+
+
 def guest_pages_in_smaps(text, mem_bytes):
     """KiB resident in the file (device and inode) whose mappings add up to
     the guest memory size: guest memory may be split into several mappings
