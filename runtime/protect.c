@@ -57,12 +57,21 @@ void rt_protect_init(void)
 	if (!rt_bounce)
 		cloak_abort_msg("no memory for the bounce-buffer pool");
 	rt_bounce_size = npages * CLOAK_PAGE_SIZE;
-	if (!cloak_config_protect)
-		return;
-	size_t call_pages = (size_t)(__shared_end - __shared_start) / CLOAK_PAGE_SIZE;
-	if (cloak_share(__shared_start, call_pages) != 0 || cloak_share(rt_bounce, npages) != 0)
-		cloak_abort_msg("monitor refused to share the runtime's I/O pages");
-	if (cloak_hypercall(CLOAK_HC_PROTECT, &protect_block) != 0)
+	if (cloak_config_protect && cloak_protect() != 0)
 		cloak_abort_msg("monitor refused to enable memory protection");
-	rt_protection = protect_block.flags;
+}
+
+int cloak_protect(void)
+{
+	if (rt_protection)
+		return 0;
+	size_t call_pages = (size_t)(__shared_end - __shared_start) / CLOAK_PAGE_SIZE;
+	int r = cloak_share(__shared_start, call_pages);
+	if (!r)
+		r = cloak_share(rt_bounce, rt_bounce_size / CLOAK_PAGE_SIZE);
+	if (!r)
+		r = (int)cloak_hypercall(CLOAK_HC_PROTECT, &protect_block);
+	if (!r)
+		rt_protection = protect_block.flags;
+	return r;
 }

@@ -72,13 +72,27 @@ static int64_t chan_io(uint64_t handle, uint64_t op, void *buf, uint64_t len)
 	return cloak_hypercall(CLOAK_HC_CHAN_IO, &blk.cio);
 }
 
+/* Protection comes on in main, after the "share" control has shared the
+ * secret's page: where the monitor gives memory up the shared window is
+ * fixed at PROTECT (docs/abi.md). */
+const int cloak_config_protect = 0;
+static char shared_copy[4096] __attribute__((aligned(4096)));
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		printf("usage: threat_private.elf TOKEN [abort|share]\n");
 		return 2;
 	}
+	/* The control: a copy of the secret in a page shared before
+	 * protection, which the dump of shared pages must show. */
+	bool share_it = argc > 2 && !strcmp(argv[2], "share");
+	int64_t shared = share_it ? cloak_share(shared_copy, 1) : 0;
+	if (cloak_protect() != 0)
+		cloak_abort_msg("protection refused");
 	build_secret(secret_page, argv[1]);
+	if (share_it)
+		build_secret(shared_copy, argv[1]);
 	uint64_t slen = strlen(secret_page);
 	printf("protection 0x%llx\n", (unsigned long long)cloak_protection());
 
@@ -125,7 +139,7 @@ int main(int argc, char **argv)
 		cloak_hypercall(CLOAK_HC_ABORT, &blk.ab);
 		printf("abort returned\n");
 	}
-	if (argc > 2 && !strcmp(argv[2], "share"))
-		report("share_secret_page", cloak_share(secret_page, 1));
+	if (share_it)
+		report("share_secret_page", shared);
 	return same ? 0 : 1;
 }

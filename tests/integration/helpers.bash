@@ -73,12 +73,22 @@ kvm_kind() {
 	echo "$kind"
 }
 
-# auto_backend: the backend --memory=auto picks on this kind of host
-# (monitor/mem/select.h): secret where KVM emulates guest code, gmem where
-# it runs guest code natively.
+# auto_backend: the backend --memory=auto picks on this host, or "none"
+# where it refuses (monitor/mem/select.h), as `cloak check` reports it;
+# asked once per run.
 auto_backend() {
-	if [ "$(kvm_kind)" = emulating ]; then echo secret; else echo gmem; fi
+	local cache=${BATS_RUN_TMPDIR:-/tmp}/cloak-auto-backend b
+	if [ ! -s "$cache" ]; then
+		b=$("$CLOAK_REAL" check --json 2>/dev/null | jq -r '.default.backend')
+		[ -n "$b" ] && [ "$b" != null ] || b=none
+		echo "$b" >"$cache"
+	fi
+	cat "$cache"
 }
+
+# MEMORY_ARGS: the backend a run selected (CLOAK_TEST_MEMORY), for monitor
+# binaries the wrapper does not cover (the test build, $HOOKS).
+MEMORY_ARGS=(${CLOAK_TEST_MEMORY:+"--memory=$CLOAK_TEST_MEMORY"})
 
 # need_root: tests that act as root (attacks, namespaces, other users)
 # SKIP without it, or FAIL under CI.

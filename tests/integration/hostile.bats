@@ -27,15 +27,25 @@ load helpers
 	expect share_beyond_end -2
 	expect unshare_beyond_end -2
 	expect unknown_call -4
-	expect console_shared_then 14
+	# Where the monitor gave memory up at PROTECT, a private page cannot be
+	# shared afterwards (the window is fixed); elsewhere it can.
+	if [[ "$output" == *"no_vmm_map=1"* ]]; then
+		expect share_private_page -14
+		expect console_shared_then -3
+	else
+		expect share_private_page 0
+		expect console_shared_then 14
+	fi
 	expect console_after_unshare -3
 	expect console_ok 0
 	# The runtime turns codes into text.
 	[[ "$output" == *"strerror(-3) = CLOAK_EACCES: buffer touches a page the guest has not shared"* ]]
 	[[ "$output" == *"strerror(14) = CLOAK_EPERM: page outside the shared window fixed at PROTECT"* ]]
 	[[ "$output" == *"strerror(-99) = unknown CLOAK_E* code"* ]]
-	# The private secret never reaches the console, shared or not after unshare.
-	[ "$(printf '%s\n' "$output" | grep -c 'PRIVATE-SECRET')" -eq 1 ]
+	# The private secret reaches the console only while shared, once at most.
+	local want=1
+	[[ "$output" == *"no_vmm_map=1"* ]] && want=0
+	[ "$(printf '%s\n' "$output" | grep -c 'PRIVATE-SECRET')" -eq "$want" ]
 }
 
 violation() { # SCENARIO TEXT

@@ -23,11 +23,11 @@ teardown() {
 	need_kvm
 	# The test build raises SIGTERM right before the sleep's own check
 	# (test_hooks.h); a monitor that lost it would sleep the full 60 s.
-	run timeout 20 env CLOAK_TEST_HOOK=signal-before-poll "$HOOKS" "$TRAP" sleep 60000
+	run timeout 20 env CLOAK_TEST_HOOK=signal-before-poll "$HOOKS" "${MEMORY_ARGS[@]}" "$TRAP" sleep 60000
 	[ "$status" -eq 240 ] || { echo "$status: $output"; return 1; }
 	[[ "$output" == *"interrupted by signal 15"* ]]
 	# The same with a channel in the wait set (the epoll path).
-	run timeout 20 env CLOAK_TEST_HOOK=signal-before-poll "$HOOKS" \
+	run timeout 20 env CLOAK_TEST_HOOK=signal-before-poll "$HOOKS" "${MEMORY_ARGS[@]}" \
 		--channel c=listen:"$TMP/c.sock" "$GUESTS/chan_echo.elf" poll c 60000
 	[ "$status" -eq 240 ] || { echo "$status: $output"; return 1; }
 }

@@ -14,7 +14,7 @@ ioctl-memslot ioctl-guest-debug mremap"
 
 @test "once the guest runs, every forbidden system call is refused, and the guest runs on" {
 	need_kvm
-	run timeout 60 env CLOAK_TEST_HOOK=sandbox-probe "$HOOKS" "$HELLO"
+	run timeout 60 env CLOAK_TEST_HOOK=sandbox-probe "$HOOKS" "${MEMORY_ARGS[@]}" "$HELLO"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"sandbox: probe done"* ]]
 	[[ "$output" == *"Hello from a cloak guest!"* ]]
@@ -27,7 +27,7 @@ ioctl-memslot ioctl-guest-debug mremap"
 
 @test "control: without the sandbox the same probe gets through" {
 	need_kvm
-	run timeout 60 env CLOAK_TEST_HOOK=sandbox-probe "$HOOKS" --no-sandbox "$HELLO"
+	run timeout 60 env CLOAK_TEST_HOOK=sandbox-probe "$HOOKS" "${MEMORY_ARGS[@]}" --no-sandbox "$HELLO"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	for c in open openat socket-unix mmap-exec memfd_create fork prctl-dumpable kill ioctl-guest-debug mremap; do
 		[[ "$output" == *"sandbox: $c ALLOWED"* ]] || { echo "$c: $output"; return 1; }

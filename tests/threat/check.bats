@@ -12,6 +12,11 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 	need_kvm
 	run_cloak check
 	local st=$status
+	if [ "$(auto_backend)" = none ]; then
+		expect_line "default (--memory=auto): no protected backend runs here: no protected memory runs on this host"
+		[ "$st" -eq 1 ] || { echo "status $st: $output"; return 1; }
+		return 0
+	fi
 	expect_line "default (--memory=auto): $(auto_backend); of the "
 	local held failed unseen
 	read -r held failed unseen < <(sed -n 's/.* promises, \([0-9]*\) hold, \([0-9]*\) do NOT, \([0-9]*\) could not.*/\1 \2 \3/p' <<<"$output")
@@ -37,6 +42,10 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 	local st=$status
 	j() { printf '%s' "$output" | jq -r "$1"; }
 	[ "$(j '.default.status')" = "$st" ] || { echo "status $st: $output"; return 1; }
+	if [ "$(auto_backend)" = none ]; then
+		[ "$(j '.default.backend')" = null ] && [ "$(j '.default.runs')" = false ] && [ "$st" = 1 ]
+		return
+	fi
 	[ "$(j '.default.backend')" = "$(auto_backend)" ]
 	[ "$(j '.host.kvm_kind')" = "$(kvm_kind)" ]
 	[ "$(j '.backends | map(.name) | join(",")')" = "secret,gmem,shared" ]

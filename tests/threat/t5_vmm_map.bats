@@ -11,10 +11,18 @@ load threat_helpers
 
 HOOKS=$ROOT/$O/tests/cloak-hooks
 
-# gives_up: this host is one where the default backend gives memory up.
+# The tests run the default backend explicitly (DEFAULT), whatever backend
+# a run selected for the other suites.
+DEFAULT=$(auto_backend)
+
+# gives_up: the default backend here gives memory up (gmem on VMX/SVM).
 gives_up() {
-	[ "$(kvm_kind)" = hardware ] &&
-		(( ($("$CLOAK_REAL" check --json | jq -r '.host.guest_memfd_flags') & 3) == 3 ))
+	[ "$DEFAULT" = gmem ] && [ "$(kvm_kind)" = hardware ]
+}
+
+# need_protected_default: a host where some protected backend runs.
+need_protected_default() {
+	[ "$DEFAULT" != none ] || skip "no protected backend runs on this host (the default refuses: first test)"
 }
 
 # gmem_lines PID: the monitor's mappings of the guest_memfd, "lo hi offset".
@@ -22,10 +30,19 @@ gmem_lines() {
 	awk '/kvm-gmem/ { split($1, r, "-"); print r[1], r[2], $3 }' "/proc/$1/maps"
 }
 
-@test "PROTECT reports NO_VMM_MAP exactly where the monitor gives memory up" {
+@test "where no protected backend runs, the default refuses in one line naming --memory=shared" {
 	need_kvm
+	[ "$DEFAULT" = none ] || skip "the default here is $DEFAULT (the tests below)"
+	run timeout 60 "$CLOAK_REAL" "$HELLO"
+	[ "$status" -eq 249 ] || { echo "$status: $output"; return 1; }
+	[[ "$output" == "cloak: no protected memory runs on this host"*"use --memory=shared" ]]
+	[ "$(grep -c '' <<<"$output")" -eq 1 ]
+}
+
+@test "PROTECT reports NO_VMM_MAP exactly where the monitor gives memory up" {
+	need_kvm; need_protected_default
 	new_token
-	run_cloak "$GUESTS/threat_secret.elf" "$TOKEN" 0
+	run_cloak --memory="$DEFAULT" "$GUESTS/threat_secret.elf" "$TOKEN" 0
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	local flags
 	flags=$(sed -n 's/^ready: protection \(0x[0-9a-f]*\),.*/\1/p' <<<"$output")
@@ -40,7 +57,7 @@ gmem_lines() {
 	need_kvm; need_root
 	gives_up || skip "this host's KVM needs the monitor's mapping of guest memory (see the next tests)"
 	new_token
-	start_guest -- -v "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	start_guest -- -v --memory="$DEFAULT" "$GUESTS/threat_secret.elf" "$TOKEN" 30
 	local gpa shared total=0
 	gpa=$(sed -n 's/^ready: .* at \(0x[0-9a-f]*\),.*/\1/p' "$GUEST_OUT")
 	shared=$(sed -n 's/.*guest enabled memory protection (\([0-9]*\) pages shared).*/\1/p' "$GUEST_OUT")
@@ -60,9 +77,9 @@ gmem_lines() {
 }
 
 @test "root's process_vm_readv, /proc/PID/mem and PEEKDATA over every monitor mapping do not find the secret" {
-	need_kvm; need_root
+	need_kvm; need_root; need_protected_default
 	new_token
-	start_guest -- "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	start_guest -- --memory="$DEFAULT" "$GUESTS/threat_secret.elf" "$TOKEN" 30
 	run "$PROBE" "$MON_PID" "CLOAK-THREAT-$REV-SECRET" all-readv all-procmem all-peek
 	stop_guest
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -87,12 +104,12 @@ gmem_lines() {
 }
 
 @test "the monitor scanning its own address space after PROTECT finds the secret only where it keeps the mapping" {
-	need_kvm
+	need_kvm; need_protected_default
 	new_token
 	local needle_rev
 	needle_rev=$(printf '%s' "CLOAK-THREAT-$REV-SECRET" | rev)
 	run timeout 60 env CLOAK_TEST_HOOK=selfscan CLOAK_TEST_NEEDLE_REV="$needle_rev" \
-		"$HOOKS" "$GUESTS/threat_secret.elf" "$TOKEN" 1
+		"$HOOKS" --memory="$DEFAULT" "$GUESTS/threat_secret.elf" "$TOKEN" 1
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	if gives_up; then
 		expect_line "needle not found"
@@ -109,11 +126,11 @@ gmem_lines() {
 }
 
 @test "with memory given up the guest still does block and channel I/O, and nothing private leaks" {
-	need_kvm
+	need_kvm; need_protected_default
 	new_token
 	local img=$BATS_TEST_TMPDIR/disk.img dump=$BATS_TEST_TMPDIR/shared.dump
 	truncate -s 64K "$img"
-	run_cloak --block=disk="$img" --channel=c=listen:"$BATS_TEST_TMPDIR/c.sock" \
+	run_cloak --memory="$DEFAULT" --block=disk="$img" --channel=c=listen:"$BATS_TEST_TMPDIR/c.sock" \
 		--dump-shared="$dump" "$GUESTS/threat_private.elf" "$TOKEN"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	expect_line "block_info ret=0"
@@ -123,8 +140,8 @@ gmem_lines() {
 }
 
 @test "SHARE after PROTECT is refused for pages the monitor gave up (EPERM), and works where it did not" {
-	need_kvm
-	run_cloak "$GUESTS/hostile.elf" share_after_protect
+	need_kvm; need_protected_default
+	run_cloak --memory="$DEFAULT" "$GUESTS/hostile.elf" share_after_protect
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	if gives_up; then
 		expect_line "share_after_protect ret=-14"
@@ -139,7 +156,7 @@ gmem_lines() {
 	[ -r /proc/kcore ] || skip "no /proc/kcore on this kernel"
 	gives_up || skip "here the monitor keeps and wipes guest memory itself (test_guestmem)"
 	new_token
-	start_guest -- "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	start_guest -- --memory="$DEFAULT" "$GUESTS/threat_secret.elf" "$TOKEN" 30
 	stop_guest
 	[ "$GUEST_STATUS" -eq 240 ]
 	run "$PROBE" 1 "CLOAK-THREAT-$REV-SECRET" kcore
