@@ -83,6 +83,15 @@ static int hc_chan_open(struct vm *vm, void *args)
 
 static int64_t chan_io(struct vm *vm, struct channel *ch, const struct cloak_hc_chan_io *a)
 {
+	if (a->op == CLOAK_CHAN_HANGUP) {
+		/* The guest ends this connection (e.g. a client that broke the
+		 * protocol); a listen: channel opened again waits for the next. */
+		if (a->buf || a->len)
+			return -CLOAK_EINVAL;
+		if (ch->fd >= 0)
+			channel_drop(vm, ch);
+		return 0;
+	}
 	if (a->op != CLOAK_CHAN_READ && a->op != CLOAK_CHAN_WRITE)
 		return -CLOAK_EINVAL;
 	if (a->len > CLOAK_CHAN_IO_MAX)

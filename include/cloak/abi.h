@@ -242,6 +242,7 @@ struct cloak_hc_chan_open {
 #define CLOAK_CHAN_POLL_BIT(h) (1ull << (CLOAK_BLOCK_MAX + (h)))
 #define CLOAK_CHAN_READ 0u
 #define CLOAK_CHAN_WRITE 1u
+#define CLOAK_CHAN_HANGUP 2u /* close the current connection; buf and len must be 0 */
 #define CLOAK_CHAN_IO_MAX (1ull << 20)
 struct cloak_hc_chan_io {
 	int64_t ret; /* OUT: bytes moved, or -CLOAK_EAGAIN / -CLOAK_EPIPE */
