@@ -120,6 +120,8 @@ static size_t lock(struct agent *a, const struct agent_request *req, uint8_t *ou
 			ok = lock_engage(&a->lock, salt, pass.p, pass.len);
 		}
 		agent_wipe(&drbg, sizeof drbg);
+	} else if (!a->lock.locked) {
+		ok = false;
 	} else {
 		ok = lock_release(&a->lock, pass.p, pass.len);
 		if (ok) {
