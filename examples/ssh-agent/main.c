@@ -118,11 +118,11 @@ static const char *serve(int h)
 		 * here and in the bounce pool, whatever happened. */
 		wipe_bounce(len);
 		if (r) {
-			agent_wipe(msg, len);
+			agent_wipe(msg, len); /* the part that arrived */
 			return r == -CLOAK_EPIPE ? NULL : "message timeout";
 		}
 		size_t n = agent_handle(&agent, msg, len, reply + 4);
-		agent_wipe(msg, len);
+		agent_wipe(msg, len); /* the handled request */
 		wipe_stack();
 		reply[0] = (uint8_t)(n >> 24);
 		reply[1] = (uint8_t)(n >> 16);
