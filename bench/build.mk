@@ -11,3 +11,6 @@ CORE_BENCH_DEPS := $(O)/bench/bench_boot $(O)/bench/bench_guestmem $(O)/bench/gu
 	$(O)/cloak $(O)/examples/hello.elf
 ALL_TARGETS += $(CORE_BENCH_DEPS)
 BENCHES += bench/run-core-bench
+
+# Benchmark fragments of their own.
+-include bench/ssh_agent.mk
