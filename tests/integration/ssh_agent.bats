@@ -290,7 +290,7 @@ ssh_login() {
 	run ! ssh_login "$TMP/id.pub"
 }
 
-@test "after ssh-add the scalar is in no file, no later channel traffic, no monitor output, no shared-page dump, nowhere in the monitor's readable memory" {
+@test "after ssh-add the scalar is in no file, no later channel traffic, no monitor output, no shared-page dump" {
 	need_kvm
 	start_agent
 	new_key id
