@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # cloak: top-level build. Each part adds its own rules in its build.mk:
 #   common/   code shared by the monitor and libcloak (memfd_secret, probes)
 #   monitor/  the `cloak` KVM monitor          runtime/  the guest runtime
@@ -8,6 +9,7 @@
 
 VERSION := 0.1.0
 O ?= build
+PREFIX ?= /usr/local
 CC ?= cc
 GUEST_CC ?= $(CC)
 
@@ -36,10 +38,10 @@ include common/build.mk
 include runtime/build.mk
 include monitor/build.mk
 include examples/build.mk
--include tools/build.mk
--include libcloak/build.mk
+include tools/build.mk
+include libcloak/build.mk
 include tests/build.mk
--include bench/build.mk
+include bench/build.mk
 
 # Debian packages the build needs (.ci/packages), checked once per build dir.
 $(O)/.deps-ok: .ci/packages scripts/ensure-deps
@@ -78,3 +80,7 @@ clean:
 
 $(O)/%/:
 	mkdir -p $@
+
+# Objects made on the way to a program are kept: deleting them would only
+# make the next build rebuild them.
+.SECONDARY:

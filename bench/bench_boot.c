@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * End-to-end boot time and memory: runs a command N times (fork+exec to
  * exit) and reports min and median wall time and the largest RSS, so that

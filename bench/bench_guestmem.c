@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Host-side cost of protection: SHARE+UNSHARE over 1 GiB of pages, and a
  * checked copy (gm_copy_from with protection on) next to plain memcpy from
@@ -9,7 +10,7 @@
 #include <time.h>
 
 #include "cloak/abi.h"
-#include "guestmem.h"
+#include "mem/guestmem.h"
 
 static double now_s(void)
 {
@@ -20,15 +21,14 @@ static double now_s(void)
 
 int main(void)
 {
-	char err[256];
-	int st;
+	struct fail f = { 0 };
 	const uint64_t gib = 1ull << 30;
-	struct guestmem *gm = gm_create(GM_BACKEND_ANON, gib, -1, err, sizeof err, &st);
+	struct guestmem *gm = gm_create(GM_BACKEND_ANON, gib, -1, &f);
 	if (!gm) {
-		fprintf(stderr, "bench_guestmem: %s\n", err);
+		fprintf(stderr, "bench_guestmem: %s\n", f.msg);
 		return 1;
 	}
-	gm_protect_enable(gm);
+	gm_protect(gm);
 	const uint64_t pages = gib / CLOAK_PAGE_SIZE;
 
 	/* Whole-range calls, and page-at-a-time calls (the pKVM pattern). */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Benchmarks (`make bench`): each entry of BENCHES prints its own table.
 $(O)/bench/bench_boot: bench/bench_boot.c
 	@mkdir -p $(dir $@)

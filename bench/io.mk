@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Guest I/O benchmarks (issue 4): block, channel, keyvault.
 ifndef CLOAK_IO_BENCH_MK
 CLOAK_IO_BENCH_MK := 1

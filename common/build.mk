@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 COMMON_SRC := common/secretmem.c
 $(O)/common/%.o: common/%.c | $(O)/common/
 	$(CC) $(HOST_CFLAGS) -fPIC -MMD -c -o $@ $<

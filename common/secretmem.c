@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* memfd_secret and memlock probing; see secretmem.h. */
 #include "secretmem.h"
 
@@ -54,39 +55,19 @@ void *secretmem_map(size_t len, int *fd_out)
 	return p;
 }
 
-void *secretmem_map_at(void *addr, size_t len)
-{
-	int fd = secretmem_fd();
-	if (fd < 0)
-		return NULL;
-	void *p = MAP_FAILED;
-	if (ftruncate(fd, (off_t)len) == 0)
-		p = mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
-	int e = errno;
-	close(fd);
-	if (p == MAP_FAILED) {
-		errno = e;
-		return NULL;
-	}
-	if (madvise(p, len, MADV_DONTFORK) != 0) {
-		e = errno;
-		munmap(p, len);
-		errno = e;
-		return NULL;
-	}
-	return p;
-}
-
+/* Threads may race to probe; each stores the same answer. */
 bool secretmem_supported(void)
 {
 	static int cached = -1;
-	if (cached < 0) {
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	if (v < 0) {
 		int fd = secretmem_fd();
-		cached = fd >= 0;
+		v = fd >= 0;
 		if (fd >= 0)
 			close(fd);
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
 	}
-	return cached == 1;
+	return v == 1;
 }
 
 /* capget(2) rather than parsing /proc/self/status: it is on the monitor's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * memfd_secret and the host facts around it (RLIMIT_MEMLOCK, CAP_IPC_LOCK,
  * direct-map split counters). Shared by the monitor's `secret` memory
@@ -20,10 +21,6 @@ int secretmem_fd(void);
  * mapping keeps the memory alive). Returns NULL with errno set:
  * ENOSYS (no memfd_secret), EAGAIN (RLIMIT_MEMLOCK too small), ENOMEM. */
 void *secretmem_map(size_t len, int *fd_out);
-
-/* Like secretmem_map, but placed at `addr` with MAP_FIXED (the caller owns
- * that range, e.g. a PROT_NONE reservation it made). The memfd is closed. */
-void *secretmem_map_at(void *addr, size_t len);
 
 /* True when memfd_secret can be created on this host (cached). */
 bool secretmem_supported(void);

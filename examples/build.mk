@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 $(eval $(call guest_elf,$(O)/examples/hello.elf,$(O)/guest/examples/hello/hello.o))
 ALL_TARGETS += $(O)/examples/hello.elf
 KEYVAULT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/keyvault/*.c))

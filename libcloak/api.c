@@ -1,24 +1,59 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * The public allocation entry points: pooled slots for sizes up to 64 KiB,
- * guarded mappings above that, for cloak_secret_alloc_guarded() and for
- * everything in guard-all debug mode.
+ * The public entry points: pooled slots for sizes up to 64 KiB, guarded
+ * mappings above that, for cloak_secret_alloc_guarded() and for everything
+ * in guard-all debug mode. Two rules live here because they span the pool
+ * and the guarded allocations: an allocation that hits the lock limit gives
+ * back what both keep for reuse and tries once more; and once no secret at
+ * all is live, both give every mapping back, so that no memfd_secret file is
+ * left to block hibernation.
  */
-#include "internal.h"
+#include "backend.h"
+#include "frontend.h"
+#include "lifecycle.h"
+#include "mapped.h"
+#include "pool.h"
+#include "secretmem.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static inline bool guard_all(void)
 {
-	return __atomic_load_n(&cloak_cfg.debug, __ATOMIC_RELAXED) & CLOAK_DEBUG_GUARD_ALL;
+	return CFG_LOAD(debug) & CLOAK_SECRET_DEBUG_GUARD_ALL;
+}
+
+static void *alloc_once(size_t size, size_t align, bool mark)
+{
+	if (align == 16 && size <= POOL_MAX_SIZE && !guard_all())
+		return pool_alloc(size, mark);
+	return mapped_alloc(size, align, mark);
+}
+
+static void *alloc(size_t size, size_t align, bool mark)
+{
+	cloak_init();
+	void *p = alloc_once(size, align, mark);
+	if (CLOAK_UNLIKELY(!p) && errno == EAGAIN) {
+		mapped_release_cache(true);
+		pool_trim();
+		p = alloc_once(size, align, mark);
+	}
+	if (!p)
+		errno = ENOMEM;
+	return p;
 }
 
 void *cloak_secret_alloc(size_t size)
 {
-	cloak_init();
-	if (CLOAK_LIKELY(size <= POOL_MAX_SIZE) && !guard_all())
-		return pool_alloc(size);
-	return mapped_alloc(size, 16);
+	return alloc(size, 16, false);
+}
+
+void *frontend_alloc(size_t size, bool mark)
+{
+	return alloc(size, 16, mark);
 }
 
 void *cloak_secret_calloc(size_t count, size_t size)
@@ -34,65 +69,202 @@ void *cloak_secret_calloc(size_t count, size_t size)
 
 void *cloak_secret_alloc_guarded(size_t size)
 {
-	cloak_init();
-	return mapped_alloc(size, 1);
+	return alloc(size, 1, false);
 }
 
 static _Noreturn void foreign_pointer(const char *op, const void *p)
 {
-	cloak_die("%s(%p): not a live libcloak allocation (a double free of a guarded or large "
-	          "secret, or a pointer from another allocator)", op, p);
+	cloak_misuse("%s(%p): not a live libcloak allocation (a double free of a guarded or large "
+	             "secret, or a pointer from another allocator)", op, p);
+}
+
+/* The mapping of a live secret p, or the end with a message naming op. */
+static struct secret_map *mapping_of(const void *p, const char *op)
+{
+	struct secret_map *m = backend_lookup(p);
+	if (!m)
+		foreign_pointer(op, p);
+	if (m == &backend_dropped)
+		cloak_misuse("%s(%p): a secret of the parent process; this child was forked with "
+		             "CLOAK_SECRET_FORK_DROP and does not have it (choose "
+		             "CLOAK_SECRET_FORK_COPY to keep secrets across fork)", op, p);
+	return m;
 }
 
 void cloak_secret_free(void *p)
 {
 	if (!p)
 		return;
-	if (pool_owns(p))
+	if (mapping_of(p, "cloak_secret_free")->kind == MAP_KIND_ARENA)
 		pool_free(p);
-	else if (!mapped_free(p))
-		foreign_pointer("cloak_secret_free", p);
+	else
+		mapped_free(p);
+	if (!pool_busy() && !mapped_busy()) {
+		pool_release_idle();
+		mapped_release_cache(false);
+	}
 }
 
 size_t cloak_secret_usable_size(const void *p)
 {
 	if (!p)
 		return 0;
-	if (pool_owns(p))
+	if (mapping_of(p, "cloak_secret_usable_size")->kind == MAP_KIND_ARENA)
 		return pool_size(p);
-	size_t size = mapped_size(p);
-	if (size == SIZE_MAX)
-		foreign_pointer("cloak_secret_usable_size", p);
-	return size;
+	return mapped_size(p);
+}
+
+bool frontend_owns(const void *p)
+{
+	return backend_lookup(p) != NULL;
+}
+
+bool frontend_marked(const void *p)
+{
+	if (mapping_of(p, "CRYPTO_secure_allocated")->kind == MAP_KIND_ARENA)
+		return pool_marked(p);
+	return mapped_marked(p);
+}
+
+size_t frontend_round_size(size_t size)
+{
+	if (size <= POOL_MAX_SIZE && !guard_all())
+		return pool_class_usable(pool_class_of(size));
+	return size > SIZE_MAX - 15 ? size : (size + 15) & ~(size_t)15;
 }
 
 void *cloak_secret_realloc(void *p, size_t size)
 {
 	if (!p)
 		return cloak_secret_alloc(size);
-	size_t old;
-	if (pool_owns(p)) {
+	bool mark = frontend_marked(p);
+	if (mapping_of(p, "cloak_secret_realloc")->kind == MAP_KIND_ARENA) {
 		if (!guard_all() && pool_resize(p, size))
 			return p;
-		old = pool_size(p);
-	} else {
-		old = mapped_size(p);
-		if (old == SIZE_MAX)
-			foreign_pointer("cloak_secret_realloc", p);
+		size_t old = pool_size(p);
+		void *n = alloc(size, 16, mark);
+		if (!n)
+			return NULL; /* p stays valid, as with realloc */
+		memcpy(n, p, old < size ? old : size);
+		cloak_secret_free(p);
+		return n;
 	}
-	void *n = cloak_secret_alloc(size);
+	/* A guarded secret stays guarded, and keeps its protection. */
+	size_t align;
+	int mode;
+	mapped_kind(p, &align, &mode);
+	void *n = align == 1 || mode != CLOAK_SECRET_READWRITE ? alloc(size, align, mark)
+	                                                       : alloc(size, 16, mark);
 	if (!n)
-		return NULL; /* p stays valid, as with realloc */
-	memcpy(n, p, old < size ? old : size);
+		return NULL;
+	mapped_read(p, n, size);
+	if (mode != CLOAK_SECRET_READWRITE && mapped_protect(n, mode) != 0) {
+		cloak_secret_free(n);
+		return NULL;
+	}
 	cloak_secret_free(p);
 	return n;
 }
 
 int cloak_secret_protect(void *p, int mode)
 {
-	if (!p || (mode != CLOAK_NOACCESS && mode != CLOAK_READONLY && mode != CLOAK_READWRITE)) {
+	if (!p || (mode != CLOAK_SECRET_NOACCESS && mode != CLOAK_SECRET_READONLY &&
+	           mode != CLOAK_SECRET_READWRITE)) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct secret_map *m = backend_lookup(p);
+	if (!m || m == &backend_dropped || m->kind != MAP_KIND_MAPPED) {
+		set_last_error("cloak_secret_protect(%p): not a guarded allocation (pooled secrets "
+		               "share pages; use cloak_secret_alloc_guarded)", p);
 		errno = EINVAL;
 		return -1;
 	}
 	return mapped_protect(p, mode);
+}
+
+int cloak_secret_set_policy(int policy)
+{
+	if (policy != CLOAK_SECRET_POLICY_SECRETMEM_ONLY &&
+	    policy != CLOAK_SECRET_POLICY_ALLOW_MLOCK_FALLBACK) {
+		errno = EINVAL;
+		return -1;
+	}
+	cloak_init();
+	CFG_STORE(policy, policy);
+	return 0;
+}
+
+int cloak_secret_set_debug(int flags)
+{
+	if (flags & ~CLOAK_SECRET_DEBUG_GUARD_ALL) {
+		errno = EINVAL;
+		return -1;
+	}
+	cloak_init();
+	CFG_STORE(debug, flags);
+	return 0;
+}
+
+int cloak_secret_set_fork(int mode)
+{
+	if (mode != CLOAK_SECRET_FORK_DROP && mode != CLOAK_SECRET_FORK_COPY) {
+		errno = EINVAL;
+		return -1;
+	}
+	cloak_init();
+	CFG_STORE(fork_mode, mode);
+	return 0;
+}
+
+int cloak_secret_info(struct cloak_secret_info *out)
+{
+	if (!out) {
+		errno = EINVAL;
+		return -1;
+	}
+	cloak_init();
+	memset(out, 0, sizeof *out);
+	out->backend = backend_current();
+	const unsigned checks = CLOAK_SECRET_PROT_CANARIES | CLOAK_SECRET_PROT_ZERO_ON_FREE |
+	                        CLOAK_SECRET_PROT_NO_FORK;
+	if (out->backend == CLOAK_SECRET_BACKEND_SECRETMEM)
+		out->protections = CLOAK_SECRET_PROT_NO_DIRECT_MAP | CLOAK_SECRET_PROT_LOCKED |
+		                   CLOAK_SECRET_PROT_NO_DUMP | CLOAK_SECRET_PROT_NO_PEEK | checks;
+	else if (out->backend == CLOAK_SECRET_BACKEND_MLOCK)
+		out->protections = CLOAK_SECRET_PROT_LOCKED | CLOAK_SECRET_PROT_NO_DUMP | checks;
+	out->policy = CFG_LOAD(policy);
+	out->debug = CFG_LOAD(debug);
+	out->fork_mode = CFG_LOAD(fork_mode);
+	if (out->backend != CLOAK_SECRET_BACKEND_NONE && (out->debug & CLOAK_SECRET_DEBUG_GUARD_ALL))
+		out->protections |= CLOAK_SECRET_PROT_GUARD_ALL;
+	struct memlock_info mi;
+	memlock_query(&mi);
+	out->memlock_soft = mi.soft;
+	out->memlock_hard = mi.hard;
+	out->cap_ipc_lock = mi.cap_ipc_lock;
+	out->arena_size = pool_arena_max();
+	out->pooled_max = POOL_MAX_SIZE;
+	struct backend_counts bc;
+	backend_counts(&bc);
+	out->secretmem_files = bc.secretmem_files;
+	out->blocks_hibernation = bc.secretmem_files > 0;
+	return 0;
+}
+
+int cloak_secret_stats(struct cloak_secret_stats *out)
+{
+	if (!out) {
+		errno = EINVAL;
+		return -1;
+	}
+	cloak_init();
+	stats_collect(out);
+	return 0;
+}
+
+void cloak_secret_stats_print(int fd)
+{
+	cloak_init();
+	stats_print(fd);
 }

@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: ISC
 # libcloak: libcloak.so / libcloak.a, the front ends libcloak-sodium.so and
 # libcloak-openssl.so, cloak.pc, man pages, `make install` (PREFIX, DESTDIR)
 # and the benchmark. Objects are built with hidden visibility; the version
 # scripts list what each library exports.
-LIBCLOAK_SRC := libcloak/backend.c libcloak/pool.c libcloak/mapped.c libcloak/stats.c \
-        libcloak/api.c
+LIBCLOAK_SRC := libcloak/core.c libcloak/backend.c libcloak/pool.c libcloak/mapped.c \
+        libcloak/stats.c libcloak/lifecycle.c libcloak/api.c
 LIBCLOAK_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/%.o)
 LIBCLOAK_SAN_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/san/%.o)
 LIBCLOAK_CFLAGS := -fPIC -fvisibility=hidden -Ilibcloak
@@ -32,6 +33,18 @@ endef
 $(eval $(call cloak_shared,$(O)/libcloak/libcloak.so,,libcloak/libcloak.map,))
 $(eval $(call cloak_shared,$(O)/libcloak/libcloak-sodium.so,$(O)/libcloak/sodium.o,libcloak/sodium.map,))
 $(eval $(call cloak_shared,$(O)/libcloak/libcloak-openssl.so,$(O)/libcloak/openssl.o,libcloak/openssl.map,-ldl))
+
+# ThreadSanitizer build of the library, for `make check-tsan`.
+LIBCLOAK_TSAN_CFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(HOST_CFLAGS)) -O1 -fsanitize=thread \
+        -fno-omit-frame-pointer
+$(O)/tsan/libcloak/%.o: libcloak/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBCLOAK_TSAN_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -c -o $@ $<
+$(O)/tsan/common/%.o: common/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBCLOAK_TSAN_CFLAGS) -MMD -c -o $@ $<
+$(O)/tsan/libcloak/libcloak.a: $(LIBCLOAK_SRC:%.c=$(O)/tsan/%.o) $(COMMON_SRC:%.c=$(O)/tsan/%.o)
+	rm -f $@ && ar rcs $@ $^
 
 # The sanitizer twin of the sodium front end, for the ASan unit tests.
 $(O)/san/libcloak/libcloak-sodium.a: $(LIBCLOAK_SAN_OBJ) $(COMMON_SAN_OBJ) $(O)/san/libcloak/sodium.o
@@ -64,7 +77,8 @@ install-libcloak: $(LIBCLOAK_LIBS_OUT)
 # ---- benchmark ----
 $(O)/bench/libcloak_bench: bench/libcloak_bench.c $(O)/libcloak/libcloak.a | $(O)/bench/
 	$(CC) $(HOST_CFLAGS) -Ilibcloak -o $@ $< $(O)/libcloak/libcloak.a -lsodium -lcrypto -pthread
-BENCHES += $(O)/bench/libcloak_bench
+BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench
 
 -include $(LIBCLOAK_OBJ:.o=.d) $(LIBCLOAK_SAN_OBJ:.o=.d) $(O)/libcloak/sodium.d \
+        $(LIBCLOAK_SRC:%.c=$(O)/tsan/%.d) \
         $(O)/libcloak/openssl.d $(O)/san/libcloak/sodium.d

@@ -1,159 +1,288 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * Allocations on their own secret pages between two PROT_NONE guard pages:
- * cloak_secret_alloc_guarded(), requests above the pooled maximum, and every
- * allocation in guard-all debug mode. They can be protected with
- * cloak_secret_protect(), so their bookkeeping lives outside them, in a hash
- * table keyed by the user pointer (slow path: one mutex).
+ * Guarded and large secrets, each on a secret mapping of its own with
+ * PROT_NONE around it (backend.c's reservation):
  *
- * Layout:  [guard][ ... header | data (end at page end, or 16-aligned with a
- *          canary in the slack) ][guard]
+ *     [PROT_NONE ... guard][ ... canary | header | data (end at the page end,
+ *     or 16-aligned with a canary in the slack) ][guard ... PROT_NONE]
+ *
+ * They can be protected with cloak_secret_protect(), so their bookkeeping
+ * lives outside them, in a record reached through backend_lookup.
+ *
+ * Freed mappings are zeroed and kept for reuse (a fresh memfd_secret
+ * mapping costs tens of microseconds a page to fault in, the zeroing only
+ * what the secret used): up to CACHE_MAX of them and a byte budget within the
+ * lock limit. A reused mapping may be larger than asked for; the data still
+ * ends at its end, against the guard. The cache goes back to the kernel when
+ * no secret at all is live (api.c), when an allocation hits the lock limit,
+ * and before fork.
  */
-#include "internal.h"
+#include "mapped.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#define BUCKETS 4096
+#define CACHE_MAX 16
+#define CACHE_BYTES_MAX ((size_t)8 << 20)
+#define CANARY_BYTES 8 /* before the header: 16 bytes before the data are checked */
 
 struct mapping {
-	char *user;
-	size_t size, rounded;
-	char *secret;
-	size_t secret_len;
-	int mode;
-	struct mapping *next;
+	struct secret_map *map;
+	char *user;          /* NULL while cached */
+	size_t size, rounded, align;
+	int mode;            /* CLOAK_SECRET_NOACCESS, _READONLY or _READWRITE */
+	bool mark;
+	struct mapping *next, *prev; /* every record: live and cached */
+	struct mapping *next_cached;
 };
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mapping *buckets[BUCKETS];
+static struct mapping *records, *cache;
+static size_t cache_count, cache_bytes;
+/* Written under map_lock, read atomically. */
+static uint64_t live, live_bytes, allocs, frees;
 
-static inline struct mapping **bucket_of(const void *p)
-{
-	return &buckets[mix64((uintptr_t)p) % BUCKETS];
-}
+#define STORE(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+#define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 
-/* Call with map_lock held. */
-static struct mapping **find_locked(const void *p)
-{
-	struct mapping **m = bucket_of(p);
-	while (*m && (*m)->user != p)
-		m = &(*m)->next;
-	return m;
-}
+static const int prot_of_mode[] = { [CLOAK_SECRET_NOACCESS] = PROT_NONE,
+	                            [CLOAK_SECRET_READONLY] = PROT_READ,
+	                            [CLOAK_SECRET_READWRITE] = PROT_READ | PROT_WRITE };
 
 static inline uint8_t slack_byte(const char *user, size_t size, size_t i)
 {
 	return (uint8_t)(canary_value(user, size) >> (8 * (i % 8)));
 }
 
-void *mapped_alloc(size_t size, size_t align)
+static uint64_t front_canary(const char *user, size_t size)
 {
-	if (size > SIZE_MAX / 4) {
+	return canary_value(user - CANARY_BYTES - sizeof(struct slot_header), size);
+}
+
+static void records_add(struct mapping *m)
+{
+	m->prev = NULL;
+	m->next = records;
+	if (records)
+		records->prev = m;
+	records = m;
+}
+
+static void records_remove(struct mapping *m)
+{
+	if (m->prev)
+		m->prev->next = m->next;
+	else
+		records = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
+}
+
+/* The smallest cached mapping of at least len bytes and at most twice that;
+ * call with map_lock held. */
+static struct mapping *cache_take(size_t len)
+{
+	struct mapping **best = NULL;
+	for (struct mapping **c = &cache; *c; c = &(*c)->next_cached) {
+		size_t have = (*c)->map->len;
+		if (have >= len && have / 2 <= len && (!best || have < (*best)->map->len))
+			best = c;
+	}
+	if (!best)
+		return NULL;
+	struct mapping *m = *best;
+	*best = m->next_cached;
+	cache_count--;
+	cache_bytes -= m->map->len;
+	return m;
+}
+
+static size_t cache_budget(void)
+{
+	uint64_t limit = backend_memlock_limit();
+	return limit / 4 < CACHE_BYTES_MAX ? (size_t)(limit / 4) : CACHE_BYTES_MAX;
+}
+
+void *mapped_alloc(size_t size, size_t align, bool mark)
+{
+	if (size > HEADER_SIZE_MASK && mark) {
+		set_last_error("cannot allocate %zu bytes: too large", size);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (size > ((size_t)1 << 46)) {
 		set_last_error("cannot allocate %zu bytes: too large", size);
 		errno = ENOMEM;
 		return NULL;
 	}
 	size_t rounded = (size + align - 1) & ~(align - 1);
-	size_t secret_len = (rounded + sizeof(struct slot_header) + PAGE_SIZE_BYTES - 1) &
-	                    ~(size_t)(PAGE_SIZE_BYTES - 1);
-	struct mapping *m = malloc(sizeof *m);
+	size_t len = PAGE_ROUND(rounded + CANARY_BYTES + sizeof(struct slot_header));
+	pthread_mutex_lock(&map_lock);
+	struct mapping *m = cache_take(len);
+	pthread_mutex_unlock(&map_lock);
 	if (!m) {
-		set_last_error("cannot allocate bookkeeping for a guarded secret");
-		errno = ENOMEM;
-		return NULL;
+		m = calloc(1, sizeof *m);
+		if (!m) {
+			set_last_error("cannot allocate bookkeeping for a guarded secret");
+			errno = ENOMEM;
+			return NULL;
+		}
+		m->map = backend_map(len, PAGE_SIZE_BYTES, true, MAP_KIND_MAPPED, m);
+		if (!m->map) {
+			free(m);
+			return NULL;
+		}
+		pthread_mutex_lock(&map_lock);
+		records_add(m);
+		pthread_mutex_unlock(&map_lock);
 	}
-	char *secret = backend_map(secret_len, PAGE_SIZE_BYTES, PAGE_SIZE_BYTES);
-	if (!secret) {
-		free(m);
-		return NULL;
-	}
-	char *user = secret + secret_len - rounded;
+	char *user = m->map->base + m->map->len - rounded;
+	m->size = size;
+	m->rounded = rounded;
+	m->align = align;
+	m->mode = CLOAK_SECRET_READWRITE;
+	m->mark = mark;
 	/* The header is unaligned when the data ends exactly at the page end. */
-	struct slot_header h = { (uint32_t)size, header_tag(user, (uint32_t)size, TAG_MAPPED) };
+	uint32_t field = (uint32_t)(size & HEADER_SIZE_MASK) | (mark ? HEADER_MARK : 0);
+	struct slot_header h = { field, header_tag(user, field, TAG_MAPPED) };
 	memcpy(user - sizeof h, &h, sizeof h);
+	uint64_t c = front_canary(user, size);
+	memcpy(user - sizeof h - CANARY_BYTES, &c, sizeof c);
 	for (size_t i = size; i < rounded; i++)
 		user[i] = (char)slack_byte(user, size, i);
-	*m = (struct mapping){ user, size, rounded, secret, secret_len, CLOAK_READWRITE, NULL };
 	pthread_mutex_lock(&map_lock);
-	struct mapping **b = bucket_of(user);
-	m->next = *b;
-	*b = m;
-	__atomic_fetch_add(&cloak_counters.mapped_allocs, 1, __ATOMIC_RELAXED);
-	cloak_counters.mapped_total_allocs++;
-	__atomic_fetch_add(&cloak_counters.mapped_bytes, secret_len, __ATOMIC_RELAXED);
-	cloak_counters.mapped_requested += size;
+	m->user = user;
+	STORE(live, live + 1);
+	STORE(live_bytes, live_bytes + size);
+	STORE(allocs, allocs + 1);
 	pthread_mutex_unlock(&map_lock);
 	return user;
 }
 
-bool mapped_free(void *p)
+/* The live record of p; call with map_lock held. */
+static struct mapping *find_locked(const void *p)
+{
+	struct secret_map *sm = backend_lookup(p);
+	if (!sm || sm->kind != MAP_KIND_MAPPED)
+		return NULL;
+	struct mapping *m = sm->owner;
+	return m->user == p ? m : NULL;
+}
+
+static _Noreturn void not_live(const char *op, const void *p)
+{
+	cloak_misuse("%s(%p): not a live libcloak allocation (a double free of a guarded or "
+	             "large secret, or a pointer into one that is not its start)", op, p);
+}
+
+static struct mapping *find(const void *p, const char *op)
 {
 	pthread_mutex_lock(&map_lock);
-	struct mapping **link = find_locked(p), *m = *link;
+	struct mapping *m = find_locked(p);
+	pthread_mutex_unlock(&map_lock);
+	if (!m)
+		not_live(op, p);
+	return m;
+}
+
+static void check(const struct mapping *m, const char *user)
+{
+	struct slot_header h;
+	memcpy(&h, user - sizeof h, sizeof h);
+	uint64_t c;
+	memcpy(&c, user - sizeof h - CANARY_BYTES, sizeof c);
+	uint32_t field = (uint32_t)(m->size & HEADER_SIZE_MASK) | (m->mark ? HEADER_MARK : 0);
+	if (h.size != field || h.tag != header_tag(user, field, TAG_MAPPED) ||
+	    c != front_canary(user, m->size))
+		cloak_misuse("heap underflow: cloak_secret_free(%p) found the 16 bytes before this "
+		             "guarded secret damaged; something wrote before its start", (void *)user);
+	for (size_t i = m->size; i < m->rounded; i++)
+		if ((uint8_t)user[i] != slack_byte(user, m->size, i))
+			cloak_misuse("heap overflow: cloak_secret_free(%p) found the canary after this "
+			             "%zu-byte secret overwritten; something wrote past its end",
+			             (void *)user, m->size);
+}
+
+void mapped_free(void *p)
+{
+	pthread_mutex_lock(&map_lock);
+	struct mapping *m = find_locked(p);
 	if (m) {
-		*link = m->next;
-		__atomic_fetch_sub(&cloak_counters.mapped_allocs, 1, __ATOMIC_RELAXED);
-		cloak_counters.mapped_total_frees++;
-		__atomic_fetch_sub(&cloak_counters.mapped_bytes, m->secret_len, __ATOMIC_RELAXED);
-		cloak_counters.mapped_requested -= m->size;
+		m->user = NULL; /* a second free of p now fails to find it */
+		STORE(live, live - 1);
+		STORE(live_bytes, live_bytes - m->size);
+		STORE(frees, frees + 1);
 	}
 	pthread_mutex_unlock(&map_lock);
 	if (!m)
-		return false;
-	if (m->mode != CLOAK_READWRITE && mprotect(m->secret, m->secret_len, PROT_READ | PROT_WRITE))
+		not_live("cloak_secret_free", p);
+	char *user = p;
+	if (m->mode != CLOAK_SECRET_READWRITE && backend_protect(m->map, PROT_READ | PROT_WRITE))
 		cloak_die("cannot make %p writable to free it: %s", p, strerror(errno));
-	struct slot_header h;
-	memcpy(&h, m->user - sizeof h, sizeof h);
-	if (h.size != (uint32_t)m->size || h.tag != header_tag(m->user, (uint32_t)m->size, TAG_MAPPED))
-		cloak_die("heap underflow: cloak_secret_free(%p) found the header before this guarded "
-		          "secret damaged; something wrote before its start", p);
-	for (size_t i = m->size; i < m->rounded; i++)
-		if ((uint8_t)m->user[i] != slack_byte(m->user, m->size, i))
-			cloak_die("heap overflow: cloak_secret_free(%p) found the canary after this "
-			          "%zu-byte secret overwritten; something wrote past its end", p, m->size);
-	/* memfd_secret pages are zeroed by the kernel when freed; the mlock
-	 * fallback's are not, so wipe the secret either way. */
-	explicit_bzero(m->user, m->size);
-	backend_unmap(m->secret, m->secret_len, PAGE_SIZE_BYTES);
-	free(m);
-	return true;
-}
-
-bool mapped_owns(const void *p)
-{
-	/* The OpenSSL front end asks this on every CRYPTO_free: skip the lock
-	 * while there are no mapped allocations at all. */
-	if (!__atomic_load_n(&cloak_counters.mapped_allocs, __ATOMIC_RELAXED))
-		return false;
+	check(m, user);
+	/* memfd_secret pages are zeroed by the kernel when freed, the mlock
+	 * fallback's are not, and cached ones are reused: wipe either way. */
+	explicit_bzero(user - CANARY_BYTES - sizeof(struct slot_header),
+	               m->rounded + CANARY_BYTES + sizeof(struct slot_header));
 	pthread_mutex_lock(&map_lock);
-	bool found = *find_locked(p) != NULL;
+	bool keep = cache_count < CACHE_MAX && cache_bytes + m->map->len <= cache_budget();
+	if (keep) {
+		m->next_cached = cache;
+		cache = m;
+		cache_count++;
+		cache_bytes += m->map->len;
+	} else {
+		records_remove(m);
+	}
 	pthread_mutex_unlock(&map_lock);
-	return found;
+	if (!keep) {
+		backend_unmap(m->map);
+		free(m);
+	}
 }
 
 size_t mapped_size(const void *p)
 {
 	pthread_mutex_lock(&map_lock);
-	struct mapping *m = *find_locked(p);
-	size_t size = m ? m->size : SIZE_MAX;
+	struct mapping *m = find_locked(p);
+	size_t size = m ? m->size : 0;
 	pthread_mutex_unlock(&map_lock);
+	if (!m)
+		not_live("cloak_secret_usable_size", p);
 	return size;
+}
+
+bool mapped_marked(const void *p)
+{
+	return find(p, "CRYPTO_secure_allocated")->mark;
+}
+
+void mapped_kind(const void *p, size_t *align, int *mode)
+{
+	pthread_mutex_lock(&map_lock);
+	struct mapping *m = find_locked(p);
+	if (m) {
+		*align = m->align;
+		*mode = m->mode;
+	}
+	pthread_mutex_unlock(&map_lock);
+	if (!m)
+		not_live("cloak_secret_realloc", p);
 }
 
 int mapped_protect(void *p, int mode)
 {
-	static const int prot[] = { [CLOAK_NOACCESS] = PROT_NONE, [CLOAK_READONLY] = PROT_READ,
-		                    [CLOAK_READWRITE] = PROT_READ | PROT_WRITE };
 	pthread_mutex_lock(&map_lock);
-	struct mapping *m = *find_locked(p);
+	struct mapping *m = find_locked(p);
 	int rc = -1;
 	if (!m) {
 		set_last_error("cloak_secret_protect(%p): not a guarded allocation (pooled secrets "
 		               "share pages; use cloak_secret_alloc_guarded)", p);
 		errno = EINVAL;
-	} else if (mprotect(m->secret, m->secret_len, prot[mode]) == 0) {
+	} else if (backend_protect(m->map, prot_of_mode[mode]) == 0) {
 		m->mode = mode;
 		rc = 0;
 	}
@@ -161,27 +290,89 @@ int mapped_protect(void *p, int mode)
 	return rc;
 }
 
-void mapped_atfork_prepare(void)
+void mapped_read(const void *p, void *dst, size_t n)
 {
 	pthread_mutex_lock(&map_lock);
+	struct mapping *m = find_locked(p);
+	if (m && n) {
+		if (m->mode == CLOAK_SECRET_NOACCESS && backend_protect(m->map, PROT_READ))
+			cloak_die("cannot make %p readable to copy it: %s", p, strerror(errno));
+		memcpy(dst, p, n < m->size ? n : m->size);
+		if (m->mode == CLOAK_SECRET_NOACCESS)
+			backend_protect(m->map, PROT_NONE);
+	}
+	pthread_mutex_unlock(&map_lock);
+	if (!m)
+		not_live("cloak_secret_realloc", p);
 }
 
-void mapped_atfork_parent(void)
+bool mapped_busy(void)
+{
+	return LOAD(live) != 0;
+}
+
+/* Call with map_lock held; returns the records to unmap, linked through
+ * next_cached. */
+static struct mapping *cache_detach(void)
+{
+	struct mapping *list = cache;
+	for (struct mapping *m = list; m; m = m->next_cached)
+		records_remove(m);
+	cache = NULL;
+	cache_count = cache_bytes = 0;
+	return list;
+}
+
+static void unmap_list(struct mapping *list)
+{
+	for (struct mapping *m = list, *next; m; m = next) {
+		next = m->next_cached;
+		backend_unmap(m->map);
+		free(m);
+	}
+}
+
+void mapped_release_cache(bool always)
+{
+	pthread_mutex_lock(&map_lock);
+	struct mapping *list = always || !live ? cache_detach() : NULL;
+	pthread_mutex_unlock(&map_lock);
+	unmap_list(list);
+}
+
+void mapped_counts(struct mapped_counts *out)
+{
+	pthread_mutex_lock(&map_lock);
+	out->live = live;
+	out->live_bytes = live_bytes;
+	out->allocs = allocs;
+	out->frees = frees;
+	out->cached = cache_count;
+	pthread_mutex_unlock(&map_lock);
+}
+
+void mapped_fork_prepare(void)
+{
+	pthread_mutex_lock(&map_lock);
+	unmap_list(cache_detach());
+}
+
+void mapped_fork_parent(void)
 {
 	pthread_mutex_unlock(&map_lock);
 }
 
-/* The secret pages stayed with the parent; release the guard pages the child
- * did inherit and forget the allocations. */
-void mapped_atfork_child(void)
+/* COPY: the records stay (backend.c gives the child the pages). DROP: the
+ * memory is not here: forget it (backend.c keeps the addresses reserved). */
+void mapped_fork_child(int fork_mode)
 {
-	for (size_t i = 0; i < BUCKETS; i++) {
-		for (struct mapping *m = buckets[i], *next; m; m = next) {
+	if (fork_mode != CLOAK_SECRET_FORK_COPY) {
+		for (struct mapping *m = records, *next; m; m = next) {
 			next = m->next;
-			backend_unmap(m->secret, m->secret_len, PAGE_SIZE_BYTES);
 			free(m);
 		}
-		buckets[i] = NULL;
+		records = NULL;
+		live = live_bytes = allocs = frees = 0;
 	}
 	pthread_mutex_init(&map_lock, NULL);
 }

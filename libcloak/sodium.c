@@ -1,20 +1,31 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libcloak-sodium.so: libsodium's guarded-heap API on memfd_secret memory,
  * for programs that link it instead of libsodium's copies, or preload it.
  * Semantics kept from libsodium's documentation and tests: each allocation
  * sits between guard pages with its end at a page end (a one-byte overflow
- * faults), its header is checked on free (an underflow aborts), new memory is
- * filled with 0xdb, size 0 works, an overflowing sodium_allocarray returns
- * NULL with ENOMEM, contents survive noaccess/readonly/readwrite changes, and
- * sodium_free accepts memory in any protection state.
+ * faults), the 16 bytes before it are checked on free and damage ends the
+ * process with SIGSEGV (libsodium's programs catch exactly that), new memory
+ * is filled with 0xdb, size 0 works, an overflowing sodium_allocarray
+ * returns NULL with ENOMEM, contents survive noaccess/readonly/readwrite
+ * changes, and sodium_free accepts memory in any protection state. A forked
+ * child keeps a copy of every secret, as it keeps libsodium's memory.
  */
-#include "internal.h"
+#include "frontend.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #define GARBAGE_BYTE 0xdb
+
+__attribute__((constructor)) static void sodium_front_end_start(void)
+{
+	CFG_STORE(misuse_signal, SIGSEGV);
+	lifecycle_default_fork_mode(CLOAK_SECRET_FORK_COPY);
+	cloak_init(); /* the fork handlers, before the program can fork */
+}
 
 /* The front end's API is what this library exports (see its .map). */
 #pragma GCC visibility push(default)
@@ -60,15 +71,15 @@ void sodium_free(void *ptr)
 
 int sodium_mprotect_noaccess(void *ptr)
 {
-	return cloak_secret_protect(ptr, CLOAK_NOACCESS);
+	return cloak_secret_protect(ptr, CLOAK_SECRET_NOACCESS);
 }
 
 int sodium_mprotect_readonly(void *ptr)
 {
-	return cloak_secret_protect(ptr, CLOAK_READONLY);
+	return cloak_secret_protect(ptr, CLOAK_SECRET_READONLY);
 }
 
 int sodium_mprotect_readwrite(void *ptr)
 {
-	return cloak_secret_protect(ptr, CLOAK_READWRITE);
+	return cloak_secret_protect(ptr, CLOAK_SECRET_READWRITE);
 }

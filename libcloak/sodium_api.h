@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The part of libsodium's API that libcloak-sodium.so provides (its
  * guarded-heap functions), declared once for the front end and its tests.

@@ -1,14 +1,19 @@
-# The monitor: every monitor/*.c but main.c goes into libmonitor.a, so unit
-# tests and fuzz targets link the same code the binary runs.
-MONITOR_SRC := $(filter-out monitor/main.c,$(wildcard monitor/*.c))
+# SPDX-License-Identifier: ISC
+# The monitor: every monitor/**/*.c but main.c goes into libmonitor.a, so
+# unit tests and fuzz targets link the same code the binary runs. Sources
+# include each other by folder ("mem/guestmem.h") from -Imonitor.
+MONITOR_SRC := $(filter-out monitor/main.c monitor/test_hooks.c,$(wildcard monitor/*.c monitor/*/*.c))
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(O)/%.o)
 MONITOR_SAN_OBJ := $(MONITOR_SRC:%.c=$(O)/san/%.o)
 MONITOR_LIBS := -lseccomp
+MONITOR_CFLAGS := -Imonitor
 
-$(O)/monitor/%.o: monitor/%.c | $(O)/monitor/
-	$(CC) $(HOST_CFLAGS) -Imonitor -MMD -c -o $@ $<
-$(O)/san/monitor/%.o: monitor/%.c | $(O)/san/monitor/
-	$(CC) $(SAN_CFLAGS) -Imonitor -MMD -c -o $@ $<
+$(O)/monitor/%.o: monitor/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -MMD -c -o $@ $<
+$(O)/san/monitor/%.o: monitor/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) $(MONITOR_CFLAGS) -MMD -c -o $@ $<
 
 $(O)/monitor/libmonitor.a: $(MONITOR_OBJ) $(COMMON_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -20,21 +25,24 @@ $(O)/cloak: $(O)/monitor/main.o $(O)/monitor/libmonitor.a
 $(O)/san/cloak: $(O)/san/monitor/main.o $(O)/san/monitor/libmonitor.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(MONITOR_LIBS)
 
-ALL_TARGETS += $(O)/cloak
--include $(MONITOR_OBJ:.o=.d) $(MONITOR_SAN_OBJ:.o=.d) $(O)/monitor/main.d
+# The test build (test_hooks.h): the hook callers compiled again with
+# CLOAK_TEST_HOOKS, linked ahead of the same libmonitor.a.
+MONITOR_HOOKS_SRC := monitor/main.c monitor/kvm/run.c monitor/calls/poll.c monitor/test_hooks.c
+MONITOR_HOOKS_OBJ := $(MONITOR_HOOKS_SRC:monitor/%.c=$(O)/tests/hooks/%.o)
+$(O)/tests/hooks/%.o: monitor/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -DCLOAK_TEST_HOOKS -MMD -c -o $@ $<
+$(O)/tests/cloak-hooks: $(MONITOR_HOOKS_OBJ) $(O)/monitor/libmonitor.a
+	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(MONITOR_LIBS)
 
-# make install: the monitor, its man page, the ABI header and the guest
-# runtime (library + link script + headers) for building guests elsewhere.
-PREFIX ?= /usr/local
+ALL_TARGETS += $(O)/cloak $(O)/tests/cloak-hooks
+-include $(MONITOR_HOOKS_OBJ:.o=.d)
+-include $(MONITOR_OBJ:.o=.d) $(MONITOR_SAN_OBJ:.o=.d) $(O)/monitor/main.d $(O)/san/monitor/main.d
+
+# make install: the monitor and its man page.
 .PHONY: install-monitor
 install: install-monitor
-install-monitor: $(O)/cloak $(O)/runtime/libcloakrt.a
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/include/cloak $(DESTDIR)$(PREFIX)/lib/cloak/include/cloak
+install-monitor: $(O)/cloak
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(O)/cloak $(DESTDIR)$(PREFIX)/bin/cloak
 	install -m 644 man/cloak.1 $(DESTDIR)$(PREFIX)/share/man/man1/cloak.1
-	install -m 644 include/cloak/abi.h $(DESTDIR)$(PREFIX)/include/cloak/abi.h
-	install -m 644 $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o runtime/guest.ld runtime/idt.ld \
-		$(DESTDIR)$(PREFIX)/lib/cloak/
-	install -m 644 runtime/include/*.h $(DESTDIR)$(PREFIX)/lib/cloak/include/
-	install -m 644 runtime/include/cloak/*.h $(DESTDIR)$(PREFIX)/lib/cloak/include/cloak/

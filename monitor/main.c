@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cloak: boots a 64-bit ELF guest in a one-vCPU KVM VM whose memory the
  * guest can protect from the host. main() only sequences the modules and
@@ -5,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,47 +13,61 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "boot.h"
-#include "cloak/abi.h"
-#include "devices.h"
-#include "elf_load.h"
-#include "hostcheck.h"
-#include "options.h"
-#include "pagetable.h"
-#include "sandbox.h"
-#include "vm.h"
-#include "watchdog.h"
+#include "audit/dump_shared.h"
+#include "check/check.h"
+#include "cli/options.h"
+#include "devices/console.h"
+#include "devices/registry.h"
+#include "image/boot.h"
+#include "image/elf_load.h"
+#include "kvm/run.h"
+#include "mem/select.h"
+#include "process/sandbox.h"
+#include "process/signals.h"
+#include "test_hooks.h"
+#include "x86/pagetable.h"
 
-#define IMAGE_MAX (256ull << 20)
+/* What main() holds from set-up to the end, to release it on any path. */
+struct session {
+	struct vm vm;
+	int dump_fd;
+	const char *dump_path;
+};
 
-static void die_line(const char *msg)
+/* Descriptors 0-2 closed at start would be taken by the first files the
+ * monitor opens (guest memory itself), and its diagnostics would land
+ * there: keep them taken. */
+static void reserve_std_fds(void)
 {
-	fprintf(stderr, "cloak: %s\n", msg);
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0)
+			_exit(CLOAK_EXIT_INTERNAL);
 }
 
-/* Reads the whole guest image; one-line error on failure. */
-static void *read_image(const char *path, size_t *len, char *err, size_t errlen)
+/* Reads the whole guest image; refuses anything but a regular file
+ * without blocking on it (a FIFO is refused, not waited on). */
+static void *read_image(const char *path, size_t *len, struct fail *f)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open guest %s: %s", path, strerror(errno));
+		fail_set(f, CLOAK_EXIT_BADIMAGE, "cannot open guest %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "guest %s is not a regular file", path);
+		fail_set(f, CLOAK_EXIT_BADIMAGE, "guest %s is not a regular file", path);
 		close(fd);
 		return NULL;
 	}
-	if ((uint64_t)st.st_size > IMAGE_MAX) {
-		snprintf(err, errlen, "guest %s is %lld bytes, larger than the %llu MiB "
-			 "cloak loads", path, (long long)st.st_size, IMAGE_MAX >> 20);
+	if ((uint64_t)st.st_size > CLOAK_IMAGE_FILE_MAX) {
+		fail_set(f, CLOAK_EXIT_BADIMAGE, "guest %s is %lld bytes, larger than the %llu MiB "
+			 "cloak loads", path, (long long)st.st_size, CLOAK_IMAGE_FILE_MAX >> 20);
 		close(fd);
 		return NULL;
 	}
-	size_t n = (size_t)st.st_size;
+	size_t n = (size_t)st.st_size, done = 0;
 	unsigned char *buf = malloc(n ? n : 1);
-	size_t done = 0;
 	while (buf && done < n) {
 		ssize_t r = read(fd, buf + done, n - done);
 		if (r <= 0)
@@ -62,7 +76,7 @@ static void *read_image(const char *path, size_t *len, char *err, size_t errlen)
 	}
 	close(fd);
 	if (!buf || done != n) {
-		snprintf(err, errlen, "cannot read guest %s", path);
+		fail_set(f, CLOAK_EXIT_BADIMAGE, "cannot read guest %s", path);
 		free(buf);
 		return NULL;
 	}
@@ -70,121 +84,166 @@ static void *read_image(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 }
 
-static int boot_and_run(struct vm *vm, const struct options *o, char *err, size_t errlen)
+/* The memory backend: the one asked for, or the strongest that runs. */
+static int choose_backend(struct vm *vm, const struct options *o, enum gm_backend *b,
+			  struct fail *f)
 {
-	int status;
-	size_t len = 0;
-	void *image = read_image(o->guest, &len, err, errlen);
-	if (!image)
-		return CLOAK_EXIT_BADIMAGE;
-	/* A bad image is reported as such whatever the host lacks. */
-	struct elf_image img;
-	char why[400];
-	if (elf_check(o->mem, image, len, &img, why, sizeof why)) {
-		free(image);
-		snprintf(err, errlen, "%s: %s", o->guest, why);
-		return CLOAK_EXIT_BADIMAGE;
+	*b = o->backend;
+	if (!o->backend_auto)
+		return 0;
+	struct gm_host h;
+	gm_host_probe(vm->kvm.vm_fd, &h);
+	return gm_select(&h, b, f);
+}
+
+static int load(struct session *s, const struct options *o, const void *image, size_t len,
+		struct elf_image *img, struct fail *f)
+{
+	struct vm *vm = &s->vm;
+	if (kvm_open(&vm->kvm, f))
+		return -1;
+	if (vm->verbose) {
+		char line[200];
+		kvm_describe(&vm->kvm, line, sizeof line);
+		vm_verbose(vm, "host: %s", line);
 	}
-	if (vm_open(vm, err, errlen, &status)) {
-		free(image);
-		return status;
+	if (devices_setup(&vm->dev, o, f))
+		return -1;
+	if (o->dump_shared) {
+		s->dump_fd = dump_shared_open(o->dump_shared, f);
+		if (s->dump_fd < 0)
+			return -1;
+		s->dump_path = o->dump_shared;
 	}
-	vm->gm = gm_create(o->backend, o->mem, vm->vm_fd, err, errlen, &status);
-	if (!vm->gm) {
-		free(image);
-		return status;
-	}
+	enum gm_backend backend;
+	if (choose_backend(vm, o, &backend, f))
+		return -1;
+	vm->gm = gm_create(backend, o->mem, vm->kvm.vm_fd, f);
+	if (!vm->gm)
+		return -1;
 	gm_set_log(vm->gm, o->verbose);
-	vm_verbose(vm, "guest memory: %s", gm_describe(vm->gm));
-	int r = elf_load(vm->gm, image, len, &img, why, sizeof why);
-	free(image);
-	if (r) {
-		snprintf(err, errlen, "%s: %s", o->guest, why);
-		return CLOAK_EXIT_BADIMAGE;
+	vm_verbose(vm, "guest memory: %s%s: %s", gm_backend_name(backend),
+		   o->backend_auto ? " (chosen for this host)" : "", gm_describe(vm->gm));
+	if (elf_load(vm->gm, image, len, img, f)) {
+		fail_prefix(f, o->guest);
+		return -1;
 	}
 	struct pt_range ranges[ELF_LOAD_MAX_PHDRS];
-	for (unsigned i = 0; i < img.nseg; i++)
-		ranges[i] = (struct pt_range){ img.seg[i].start, img.seg[i].end, img.seg[i].write,
-					       img.seg[i].exec };
-	if (vm_setup(vm, img.entry, ranges, img.nseg, err, errlen, &status))
-		return status;
+	for (unsigned i = 0; i < img->nseg; i++)
+		ranges[i] = (struct pt_range){ img->seg[i].start, img->seg[i].end,
+					       img->seg[i].write, img->seg[i].exec };
+	return vm_setup(vm, img->entry, ranges, img->nseg, f);
+}
+
+static int boot(struct session *s, const struct options *o, const struct elf_image *img,
+		struct fail *f)
+{
+	struct vm *vm = &s->vm;
 	/* argv[0] is the guest's file name, then the user's arguments. */
-	char *argv[CLOAK_ARGC_MAX + 1];
-	if (o->guest_argc + 1 > CLOAK_ARGC_MAX) {
-		snprintf(err, errlen, "%d guest arguments, at most %d fit", o->guest_argc,
-			 CLOAK_ARGC_MAX - 1);
-		return CLOAK_EXIT_USAGE;
-	}
+	char *argv[CLOAK_ARGC_MAX];
+	if (o->guest_argc + 1 > CLOAK_ARGC_MAX)
+		return fail_set(f, CLOAK_EXIT_USAGE, "%d guest arguments, at most %d fit",
+				o->guest_argc, CLOAK_ARGC_MAX - 1);
 	const char *slash = strrchr(o->guest, '/');
 	argv[0] = (char *)(slash ? slash + 1 : o->guest);
 	for (int i = 0; i < o->guest_argc; i++)
 		argv[i + 1] = o->guest_argv[i];
-	if (devices_setup(vm, o, err, errlen, &status))
-		return status;
-	if (boot_write_info(vm, img.highest, CLOAK_CAP_PROTECT | devices_caps(vm),
-			    o->guest_argc + 1, argv, err, errlen))
-		return CLOAK_EXIT_USAGE;
-	if (watchdog_init(vm->run) || watchdog_arm(o->timeout_ms)) {
-		snprintf(err, errlen, "cannot set up the watchdog: %s", strerror(errno));
-		return CLOAK_EXIT_INTERNAL;
-	}
-	vm_verbose(vm, "guest %s: entry 0x%llx, image [0x%llx, 0x%llx), %llu MiB %s memory, "
-		   "TSC %llu kHz", o->guest, (unsigned long long)img.entry,
-		   (unsigned long long)img.lowest, (unsigned long long)img.highest,
-		   (unsigned long long)(o->mem >> 20), gm_backend_name(o->backend),
+	if (boot_write_info(vm, img->highest, CLOAK_CAP_PROTECT | devices_caps(vm->dev),
+			    o->guest_argc + 1, argv, f))
+		return -1;
+	console_init();
+	signals_set_run(vm->run);
+	if (signals_arm_watchdog(o->timeout_ms, f))
+		return -1;
+	vm_verbose(vm, "guest %s: entry 0x%llx, image [0x%llx, 0x%llx), %llu MiB, TSC %llu kHz",
+		   o->guest, (unsigned long long)img->entry, (unsigned long long)img->lowest,
+		   (unsigned long long)img->highest, (unsigned long long)(o->mem >> 20),
 		   (unsigned long long)vm->tsc_khz);
 	if (o->no_sandbox)
 		vm_verbose(vm, "--no-sandbox: running without the seccomp filter");
-	else if (sandbox_enter(err, errlen))
-		return CLOAK_EXIT_INTERNAL;
-	status = vm_run(vm);
-	if (vm->verbose) {
+	else if (sandbox_enter(f))
+		return -1;
+	return 0;
+}
+
+static int run(struct session *s, const struct options *o, struct fail *f)
+{
+	size_t len = 0;
+	void *image = read_image(o->guest, &len, f);
+	if (!image)
+		return -1;
+	/* A bad image is reported as such whatever the host lacks. */
+	struct elf_image img;
+	int r = elf_check(o->mem, image, len, &img, f);
+	if (r)
+		fail_prefix(f, o->guest);
+	else
+		r = load(s, o, image, len, &img, f);
+	free(image);
+	if (r || boot(s, o, &img, f))
+		return -1;
+	int status = vm_run(&s->vm);
+	if (s->vm.verbose) {
 		uint64_t total = 0;
 		for (unsigned i = 0; i < CLOAK_HC_MAX; i++)
-			total += vm->hc_calls[i];
-		vm_verbose(vm, "%llu calls, %llu refused, %llu guest-memory accesses refused",
-			   (unsigned long long)total, (unsigned long long)vm->hc_refused,
-			   (unsigned long long)gm_refused(vm->gm));
+			total += s->vm.hc_calls[i];
+		vm_verbose(&s->vm, "%llu calls, %llu refused, %llu guest-memory accesses refused",
+			   (unsigned long long)total, (unsigned long long)s->vm.hc_refused,
+			   (unsigned long long)gm_refused(s->vm.gm));
 	}
 	return status;
 }
 
+/* Releases everything; guest memory is wiped before it goes back. */
+static void finish(struct session *s)
+{
+	struct vm *vm = &s->vm;
+	if (s->dump_fd >= 0) {
+		uint64_t pages = vm->gm ? dump_shared_write(s->dump_fd, s->dump_path, vm->gm) : 0;
+		if (!vm->gm)
+			close(s->dump_fd);
+		vm_verbose(vm, "dumped %llu shared pages to %s", (unsigned long long)pages,
+			   s->dump_path);
+	}
+	devices_finish(vm->dev);
+	vm->dev = NULL;
+	if (vm->gm) {
+		uint64_t wiped = gm_destroy(vm->gm);
+		vm->gm = NULL;
+		vm_verbose(vm, "guest memory wiped: %llu KiB resident", (unsigned long long)(wiped >> 10));
+	}
+	vm_close(vm);
+}
+
 int main(int argc, char **argv)
 {
-	char err[512] = "";
+	reserve_std_fds();
+	test_hooks_init();
+	struct fail f = { 0 };
 	struct options o;
-	enum opt_result pr = options_parse(argc, argv, &o, err, sizeof err, stdout);
+	enum opt_result pr = options_parse(argc, argv, &o, &f, stdout);
 	if (pr == OPT_EXIT_OK)
 		return 0;
 	if (pr == OPT_ERROR) {
-		die_line(err);
-		return CLOAK_EXIT_USAGE;
+		fprintf(stderr, "cloak: %s\n", f.msg);
+		return f.status;
 	}
 	if (o.check)
-		return hostcheck_run(&o);
-
+		return check_run(&o);
 	/* Another process of the same user must not ptrace us or read our
 	 * memory through /proc, and no core dump may hold guest memory. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	/* A closed stdout or channel peer must be an error the guest sees, not
-	 * a SIGPIPE that kills the monitor before it wipes guest memory. */
-	signal(SIGPIPE, SIG_IGN);
-
-	struct vm vm;
-	memset(&vm, 0, sizeof vm);
-	vm.kvm_fd = vm.vm_fd = vm.vcpu_fd = -1;
-	vm.verbose = o.verbose;
-	vm.quiet = o.quiet;
-	if (o.verbose)
-		hostcheck_report_brief(o.backend);
-	int status = boot_and_run(&vm, &o, err, sizeof err);
-	if (err[0])
-		die_line(err);
-	devices_finish(&vm, o.dump_shared); /* before the wipe: --dump-shared */
-	/* Wipes guest memory before it returns to the kernel. */
-	uint64_t wiped = gm_destroy(vm.gm);
-	if (vm.gm)
-		vm_verbose(&vm, "guest memory wiped: %llu KiB resident", (unsigned long long)(wiped >> 10));
-	vm_close(&vm);
+	struct session s;
+	memset(&s, 0, sizeof s);
+	s.vm.kvm.kvm_fd = s.vm.kvm.vm_fd = s.vm.vcpu_fd = -1;
+	s.dump_fd = -1;
+	s.vm.verbose = o.verbose;
+	s.vm.quiet = o.quiet;
+	int status;
+	if (signals_init(&f) || (status = run(&s, &o, &f)) < 0) {
+		fprintf(stderr, "cloak: %s\n", f.msg);
+		status = f.status;
+	}
+	finish(&s);
 	return status;
 }

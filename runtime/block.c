@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Block devices, guest side: see cloak/block.h. */
 #include "cloak/block.h"
 

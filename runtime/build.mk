@@ -1,11 +1,17 @@
-# The guest runtime: freestanding, no SSE/AVX (the emulator on these hosts
+# SPDX-License-Identifier: ISC
+# The guest runtime. GUEST_ABI_CFLAGS and GUEST_ABI_LDFLAGS are the one list
+# of flags every guest is built with: the tree's own guests use them here,
+# and `make install` writes them into cloak-guest.pc for guests built
+# elsewhere. Freestanding, no SSE/AVX (a KVM that emulates guest code
 # cannot do SSE arithmetic), no red zone (exceptions push onto the stack).
-GUEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -ffreestanding -fno-builtin-malloc \
-        -nostdlib -mno-red-zone -mgeneral-regs-only -fno-pic -fno-pie \
-        -fno-stack-protector -fno-asynchronous-unwind-tables -mcmodel=small \
-        -fcf-protection=none -Iinclude -Iruntime/include
-GUEST_LDFLAGS := -nostdlib -static -Wl,-L,runtime -Wl,-T,runtime/guest.ld \
-        -Wl,--build-id=none -Wl,-z,noexecstack -Wl,-z,max-page-size=4096
+GUEST_ABI_CFLAGS := -ffreestanding -nostdlib -mno-red-zone -mgeneral-regs-only -fno-pic \
+        -fno-pie -fno-stack-protector -fno-asynchronous-unwind-tables -mcmodel=small \
+        -fcf-protection=none
+GUEST_ABI_LDFLAGS := -nostdlib -static -Wl,--build-id=none -Wl,-z,noexecstack \
+        -Wl,-z,max-page-size=4096
+GUEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(GUEST_ABI_CFLAGS) -fno-builtin-malloc \
+        -Iinclude -Iruntime/include
+GUEST_LDFLAGS := $(GUEST_ABI_LDFLAGS) -Wl,-L,runtime -Wl,-T,runtime/guest.ld
 
 RUNTIME_SRC := $(wildcard runtime/*.c runtime/*.S runtime/libc/*.c)
 RUNTIME_OBJ := $(patsubst %,$(O)/guest/%.o,$(basename $(RUNTIME_SRC)))
@@ -22,7 +28,7 @@ $(O)/runtime/libcloakrt.a: $(RUNTIME_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # $(call guest_elf,OUT,OBJS,EXTRA_LIBS): link a guest against the runtime.
-# start.o comes first and is linked whole (entry point, ABI note).
+# start.o is linked whole (entry point); the link script puts it first.
 define guest_elf
 $(1): $(2) $(O)/runtime/libcloakrt.a runtime/guest.ld runtime/idt.ld
 	@mkdir -p $$(dir $$@)
@@ -31,4 +37,22 @@ $(1): $(2) $(O)/runtime/libcloakrt.a runtime/guest.ld runtime/idt.ld
 endef
 
 ALL_TARGETS += $(O)/runtime/libcloakrt.a
--include $(RUNTIME_OBJ:.o=.d) $(shell find $(O)/guest -name "*.d" 2>/dev/null)
+-include $(RUNTIME_OBJ:.o=.d)
+
+# make install: the runtime, its headers (the ABI header among them, so a
+# guest needs one include directory) and cloak-guest.pc, written for the
+# PREFIX installed to.
+RUNTIME_LIBDIR = $(DESTDIR)$(PREFIX)/lib/cloak
+.PHONY: install-runtime
+install: install-runtime
+install-runtime: $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o
+	install -d $(RUNTIME_LIBDIR)/include/cloak $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/cloak
+	install -m 644 $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o runtime/guest.ld \
+		runtime/idt.ld $(RUNTIME_LIBDIR)/
+	install -m 644 runtime/include/*.h $(RUNTIME_LIBDIR)/include/
+	install -m 644 runtime/include/cloak/*.h include/cloak/abi.h $(RUNTIME_LIBDIR)/include/cloak/
+	install -m 644 include/cloak/abi.h $(DESTDIR)$(PREFIX)/include/cloak/abi.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@CFLAGS@|$(GUEST_ABI_CFLAGS)|' -e 's|@LDFLAGS@|$(GUEST_ABI_LDFLAGS)|' \
+		runtime/cloak-guest.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cloak-guest.pc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Channels, guest side: see cloak/channel.h. */
 #include "cloak/channel.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Defaults of the guest configuration switches (cloak/guest.h). Weak, and
  * in a file of their own so the compiler cannot fold the defaults into the
  * code that reads them: a guest's own definition must win at link time. */

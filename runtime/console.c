@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Console output: printf and friends format into a small buffer that is
  * flushed through the bounce pool to the monitor's console call. */
 #include <stdarg.h>

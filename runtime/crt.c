@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Guest start-up: boot info, IDT, heap, protection, then main(). */
 #include <stdint.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Ending the guest: exit, abort, assertion failures. */
 #include <assert.h>
 #include <stdio.h>

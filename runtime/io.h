@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Runtime-internal helpers for device I/O (block.c, channel.c). */
 #ifndef CLOAK_RT_IO_H
 #define CLOAK_RT_IO_H

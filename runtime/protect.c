@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Memory protection, guest side (the seed's KVM_HC_ENABLE_MEM_PROTECTED and
  * forced swiotlb): share the call-block pages and one bounce pool, then ask

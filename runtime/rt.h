@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Runtime-internal declarations (not for guests). */
 #ifndef CLOAK_RT_H
 #define CLOAK_RT_H

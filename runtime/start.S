@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Guest entry and CPU exception stubs. The monitor enters _start in 64-bit
  * long mode with %rdi = boot info; BSS is already zero (the loader zeroes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Time, sleep/poll and host randomness. */
 #include "cloak/guest.h"
 #include "rt.h"

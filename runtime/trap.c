@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* CPU exceptions: an IDT whose 32 vectors report to the monitor, which ends
  * the VM with the vector, error code and RIP (exit status 255). */
 #include <stdint.h>

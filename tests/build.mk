@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Tests, grouped by what they prove:
 #   tests/unit/         host-only unit tests (cmocka), no KVM needed
 #   tests/guests/       guest programs the integration tests boot
@@ -25,3 +26,9 @@ $(foreach g,$(TEST_GUESTS),$(eval $(call guest_elf,$(g),$(patsubst $(O)/tests/gu
 ALL_TARGETS += $(TEST_GUESTS)
 
 include $(wildcard tests/*/*.mk)
+
+# make check-mutants: every deliberate defect in tests/mutants/ must be
+# caught by the tests it names (tests/mutants/run-mutants).
+.PHONY: check-mutants
+check-mutants: all
+	tests/mutants/run-mutants --build $(O) $(MUTANTS)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Host-side helper commands.
 $(O)/cloak-keyvault: tools/cloak-keyvault.c examples/keyvault/protocol.h | $(O)/
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lcrypto

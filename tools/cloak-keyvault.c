@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cloak-keyvault: host client for the keyvault example guest
  * (examples/keyvault). Talks the protocol in examples/keyvault/protocol.h

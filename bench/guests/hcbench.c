@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Call overhead inside a guest: a null call (NOP) against a bare port-I/O
  * exit (CLOAK_PORT_NULL) in the same run, timed with rdtsc. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The demo guest: greets, shows its arguments and what protects it. */
 #include <stdio.h>
 

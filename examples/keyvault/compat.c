@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What Debian's prebuilt libbearssl.a expects from a hosted C library: it
  * was compiled with -fstack-protector-strong and _FORTIFY_SOURCE, so it

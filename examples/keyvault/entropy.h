@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Seed material for the keyvault's key: CPU and host sources, mixed. */
 #ifndef KEYVAULT_ENTROPY_H
 #define KEYVAULT_ENTROPY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * keyvault: a guest that holds an ECDSA P-256 signing key in its protected
  * memory and signs SHA-256 digests for clients on a channel.

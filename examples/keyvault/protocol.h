@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The keyvault's request protocol on its channel, shared by the guest
  * (keyvault.c) and the host client (tools/cloak-keyvault.c).

@@ -1,24 +1,28 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * cloak guest <-> monitor ABI.
+ * cloak guest <-> monitor ABI: the contract both sides compile against.
  *
- * This header is compiled by both sides: the monitor (hosted, gnu11) and the
- * guest runtime (freestanding). It therefore uses only fixed-width types and
- * no libc. Every structure has a fixed layout (checked by _Static_assert) so
- * that both compilers agree byte for byte.
+ * The monitor (hosted, gnu11) and the guest runtime (freestanding) both
+ * include this header, so it uses only fixed-width types. Every structure
+ * has a fixed layout, pinned below by size and offset assertions, so both
+ * compilers agree byte for byte. How the ABI may evolve (what keeps
+ * CLOAK_ABI_VERSION and what bumps it) is in docs/abi.md.
  *
  * Calling convention: the guest writes, with a 32-bit `outl`, the
  * guest-physical address of a call's argument block to port
  * CLOAK_HC_PORT_BASE + call number. Argument blocks are 8-byte aligned, lie
  * below 4 GiB and (once protection is enabled) in shared pages. Every block
- * starts with `int64_t ret`, which the monitor fills with 0 or a negative
- * CLOAK_E* code; IN fields are read by the monitor, OUT fields written by it.
+ * starts with `int64_t ret`, which the monitor fills with 0, a result, or a
+ * negative CLOAK_E* code. Fields marked IN are read by the monitor, OUT
+ * written by it; the monitor never reads an OUT field.
  *
- * The version below is carried in an ELF note (CLOAK_NOTE_*) that the
- * monitor checks before loading a guest.
+ * Monitor-only contracts (exit statuses, memory size limits) are not part
+ * of this header: they live with the monitor (monitor/exit_status.h).
  */
 #ifndef CLOAK_ABI_H
 #define CLOAK_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CLOAK_ABI_VERSION 1u
@@ -27,8 +31,8 @@
 #define CLOAK_NOTE_NAME "CLOAK" /* namesz 6 including NUL */
 #define CLOAK_NOTE_TYPE_ABI 0x434c4b01u
 struct cloak_note_abi {
-	uint32_t abi_version;
-	uint32_t flags; /* reserved, 0 */
+	uint32_t abi_version; /* CLOAK_ABI_VERSION the guest was built against */
+	uint32_t flags;       /* reserved, 0 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -45,7 +49,13 @@ struct cloak_note_abi {
 /* Stack for IST1 (selected by the runtime's IDT for #PF and #DF), so that a
  * stack overflow into the guard page is reported rather than fatal. */
 #define CLOAK_GPA_IST_STACK_TOP 0x8000ull /* grows down to 0x6000 */
-#define CLOAK_GPA_PAGETABLES 0x10000ull /* page tables, monitor-owned */
+/* The monitor's window: pages that stay shared with the monitor for the
+ * life of the VM, whatever the guest shares or not. The guest must keep
+ * nothing there. The monitor uses them to end the VM cleanly (for example
+ * to have the vCPU wipe memory the monitor no longer maps). */
+#define CLOAK_GPA_MONITOR_WINDOW 0x8000ull
+#define CLOAK_MONITOR_WINDOW_PAGES 8u
+#define CLOAK_GPA_PAGETABLES 0x10000ull /* page tables, monitor-built */
 /* Everything below this address is the monitor's reserved area; guest
  * ELF segments must be loaded at or above it. */
 #define CLOAK_GPA_GUEST_MIN 0x100000ull
@@ -54,34 +64,32 @@ struct cloak_note_abi {
  * page tables must fit in the reserved area. */
 #define CLOAK_GPA_IMAGE_END_MAX 0x10000000ull /* 256 MiB */
 
-/* Guest memory size bounds accepted by the monitor. */
-#define CLOAK_MEM_MIN (4ull << 20)
-#define CLOAK_MEM_MAX (16ull << 30)
-
 /* Boot information, at CLOAK_GPA_BOOTINFO; its address is also in %rdi at
- * entry. Written by the monitor before the first instruction. */
+ * entry. Written by the monitor before the first instruction; every field
+ * is OUT (the monitor never reads it back). */
 #define CLOAK_BOOT_MAGIC 0x4b4f4f42544f4f42ull /* "BOOTBOOK" */
 #define CLOAK_ARGC_MAX 64
 struct cloak_boot_info {
-	uint64_t magic;
-	uint32_t abi_version;
-	uint32_t argc;
-	uint64_t mem_size;      /* bytes of guest RAM, from GPA 0 */
-	uint64_t heap_start;    /* first free page after the image */
-	uint64_t tsc_khz;       /* guest TSC frequency */
-	uint64_t capabilities;  /* CLOAK_CAP_* the monitor offers */
-	uint64_t memory_backend; /* CLOAK_BACKEND_* */
-	uint64_t argv[CLOAK_ARGC_MAX]; /* GPAs of NUL-terminated strings */
+	uint64_t magic;          /* OUT: CLOAK_BOOT_MAGIC */
+	uint32_t abi_version;    /* OUT: the monitor's CLOAK_ABI_VERSION */
+	uint32_t argc;           /* OUT: entries used in argv */
+	uint64_t mem_size;       /* OUT: bytes of guest RAM, from GPA 0 */
+	uint64_t heap_start;     /* OUT: first free page after the image */
+	uint64_t tsc_khz;        /* OUT: guest TSC frequency */
+	uint64_t capabilities;   /* OUT: CLOAK_CAP_* the monitor offers */
+	uint64_t memory_backend; /* OUT: CLOAK_BACKEND_* */
+	uint64_t argv[CLOAK_ARGC_MAX]; /* OUT: GPAs of NUL-terminated strings */
 };
 
+/* Where guest RAM comes from (boot info memory_backend). */
 #define CLOAK_BACKEND_SHARED 0u /* plain memfd: no protection */
 #define CLOAK_BACKEND_SECRET 1u /* memfd_secret */
 #define CLOAK_BACKEND_GMEM 2u   /* guest_memfd */
 
-/* Capability bits (boot info). */
-#define CLOAK_CAP_PROTECT (1ull << 0) /* PROTECT_ENABLE/SHARE/UNSHARE */
-#define CLOAK_CAP_BLOCK (1ull << 1)
-#define CLOAK_CAP_CHANNEL (1ull << 2)
+/* Capability bits (boot info capabilities). */
+#define CLOAK_CAP_PROTECT (1ull << 0) /* PROTECT, SHARE, UNSHARE */
+#define CLOAK_CAP_BLOCK (1ull << 1)   /* at least one block device */
+#define CLOAK_CAP_CHANNEL (1ull << 2) /* at least one channel */
 
 /* ------------------------------------------------------------------ */
 /* Hypercalls.                                                         */
@@ -92,130 +100,150 @@ struct cloak_boot_info {
  * guest: the reference a call's overhead is measured against. */
 #define CLOAK_PORT_NULL (CLOAK_HC_PORT_BASE + CLOAK_HC_MAX)
 
+/*
+ * The one list of calls: X(number, NAME, name, argument struct). It makes
+ * enum cloak_hc here and, in the monitor, the handler declarations, the
+ * dispatch table and a size check on every argument block.
+ */
+#define CLOAK_HC_CALLS(X)                                              \
+	X(0, NOP, nop, struct cloak_hc_nop)                            \
+	X(1, CONSOLE, console, struct cloak_hc_console)                \
+	X(2, EXIT, exit, struct cloak_hc_exit)                         \
+	X(3, ABORT, abort, struct cloak_hc_abort)                      \
+	X(4, WALLTIME, walltime, struct cloak_hc_walltime)             \
+	X(5, POLL, poll, struct cloak_hc_poll)                         \
+	X(6, RANDOM, random, struct cloak_hc_random)                   \
+	X(7, PROTECT, protect, struct cloak_hc_protect)                \
+	X(8, SHARE, share, struct cloak_hc_share)                      \
+	X(9, UNSHARE, unshare, struct cloak_hc_share)                  \
+	X(10, BLOCK_INFO, block_info, struct cloak_hc_block_info)      \
+	X(11, BLOCK_IO, block_io, struct cloak_hc_block_io)            \
+	X(12, CHAN_OPEN, chan_open, struct cloak_hc_chan_open)         \
+	X(13, CHAN_IO, chan_io, struct cloak_hc_chan_io)
+
 enum cloak_hc {
-	CLOAK_HC_NOP = 0,          /* struct cloak_hc_nop */
-	CLOAK_HC_CONSOLE = 1,      /* struct cloak_hc_console */
-	CLOAK_HC_EXIT = 2,         /* struct cloak_hc_exit */
-	CLOAK_HC_ABORT = 3,        /* struct cloak_hc_abort */
-	CLOAK_HC_WALLTIME = 4,     /* struct cloak_hc_walltime */
-	CLOAK_HC_POLL = 5,         /* struct cloak_hc_poll */
-	CLOAK_HC_RANDOM = 6,       /* struct cloak_hc_random */
-	CLOAK_HC_PROTECT = 7,      /* struct cloak_hc_protect */
-	CLOAK_HC_SHARE = 8,        /* struct cloak_hc_share */
-	CLOAK_HC_UNSHARE = 9,      /* struct cloak_hc_share */
-	CLOAK_HC_BLOCK_INFO = 10,  /* struct cloak_hc_block_info */
-	CLOAK_HC_BLOCK_IO = 11,    /* struct cloak_hc_block_io */
-	CLOAK_HC_CHAN_OPEN = 12,   /* struct cloak_hc_chan_open */
-	CLOAK_HC_CHAN_IO = 13,     /* struct cloak_hc_chan_io */
+#define CLOAK_HC_ENUM_(nr, NAME, name, type) CLOAK_HC_##NAME = nr,
+	CLOAK_HC_CALLS(CLOAK_HC_ENUM_)
+#undef CLOAK_HC_ENUM_
 };
 
-/* Error codes returned in `ret` (negated). */
-#define CLOAK_EOK 0
-#define CLOAK_EINVAL 1  /* malformed argument (alignment, zero count, ...) */
-#define CLOAK_EFAULT 2  /* buffer outside guest memory or wraps around */
-#define CLOAK_EACCES 3  /* buffer touches a page the guest has not shared */
-#define CLOAK_ENOSYS 4  /* call not offered by this monitor */
-#define CLOAK_ENOENT 5  /* no such device / channel name */
-#define CLOAK_EIO 6     /* host I/O error */
-#define CLOAK_EROFS 7   /* write to a read-only device */
-#define CLOAK_ERANGE 8  /* offset/length beyond the end of a device */
-#define CLOAK_EAGAIN 9  /* nothing available now; poll and retry */
-#define CLOAK_EPIPE 10  /* peer closed the channel */
-#define CLOAK_E2BIG 11  /* length larger than the call allows */
-#define CLOAK_EBUSY 12  /* state conflict (e.g. protection already on) */
-#define CLOAK_ETIMEDOUT 13 /* runtime only: a deadline passed before I/O could proceed */
+/*
+ * Error codes returned in `ret` (negated): X(value, NAME, text). The
+ * guest runtime's cloak_strerror() and docs/abi.md use the same texts.
+ */
+#define CLOAK_ERRORS(X)                                                              \
+	X(1, EINVAL, "malformed argument (alignment, zero count, unknown operation)")  \
+	X(2, EFAULT, "buffer outside guest memory or wraps around")                    \
+	X(3, EACCES, "buffer touches a page the guest has not shared")                 \
+	X(4, ENOSYS, "call not offered by this monitor")                               \
+	X(5, ENOENT, "no such device or channel, or not open")                         \
+	X(6, EIO, "host I/O error")                                                    \
+	X(7, EROFS, "write to a read-only device")                                     \
+	X(8, ERANGE, "offset or length beyond the end of a device")                    \
+	X(9, EAGAIN, "nothing available now: poll and retry")                          \
+	X(10, EPIPE, "the peer closed the channel")                                    \
+	X(11, E2BIG, "length larger than the call allows")                             \
+	X(13, ETIMEDOUT, "a deadline passed (guest runtime only, never the monitor)")  \
+	X(14, EPERM, "page outside the shared window fixed at PROTECT")
+
+enum cloak_error {
+#define CLOAK_ERROR_ENUM_(v, NAME, text) CLOAK_##NAME = v,
+	CLOAK_ERRORS(CLOAK_ERROR_ENUM_)
+#undef CLOAK_ERROR_ENUM_
+};
 
 struct cloak_hc_nop {
-	int64_t ret;
+	int64_t ret; /* OUT: 0 */
 };
 
-/* Write `len` bytes at `buf` to the console. OUT ret: bytes written. */
+/* Write `len` bytes at `buf` to the console. */
 #define CLOAK_CONSOLE_MAX 4096u
 struct cloak_hc_console {
-	int64_t ret;
+	int64_t ret;  /* OUT: bytes written, or -CLOAK_E* */
 	uint64_t buf; /* IN: GPA */
 	uint64_t len; /* IN: <= CLOAK_CONSOLE_MAX */
 };
 
-/* Terminate with `status` (0..CLOAK_EXIT_STATUS_MAX). Does not return. */
+/* Terminate with `status`. Does not return. */
 #define CLOAK_EXIT_STATUS_MAX 239
 struct cloak_hc_exit {
-	int64_t ret;
-	int64_t status;
+	int64_t ret;    /* OUT: never written (the VM ends) */
+	int64_t status; /* IN: 0..CLOAK_EXIT_STATUS_MAX */
 };
 
 /* Abnormal termination with a message, or a CPU exception trapped by the
  * runtime (vector < 32, otherwise vector = CLOAK_ABORT_NO_VECTOR).
- * Does not return; the monitor exits with CLOAK_EXIT_ABORT. */
+ * Does not return. */
 #define CLOAK_ABORT_NO_VECTOR 0xffffffffu
 #define CLOAK_ABORT_MSG_MAX 512u
 struct cloak_hc_abort {
-	int64_t ret;
-	uint64_t msg;     /* IN: GPA of message, may be 0 */
-	uint64_t msg_len; /* IN: <= CLOAK_ABORT_MSG_MAX (longer is cut) */
-	uint32_t vector;
-	uint32_t pad;
-	uint64_t error_code;
-	uint64_t rip;
-	uint64_t rsp;
-	uint64_t cr2;
+	int64_t ret;         /* OUT: never written (the VM ends) */
+	uint64_t msg;        /* IN: GPA of the message, may be 0 */
+	uint64_t msg_len;    /* IN: <= CLOAK_ABORT_MSG_MAX (longer is cut) */
+	uint32_t vector;     /* IN: exception vector or CLOAK_ABORT_NO_VECTOR */
+	uint32_t pad;        /* IN: ignored */
+	uint64_t error_code; /* IN: the exception's error code */
+	uint64_t rip;        /* IN: where it happened */
+	uint64_t rsp;        /* IN: the stack pointer then */
+	uint64_t cr2;        /* IN: faulting address (#PF) */
 };
 
-/* Wall-clock time: nanoseconds since the Unix epoch (CLOCK_REALTIME).
- * Monotonic time needs no call: the guest reads the TSC and divides by
- * boot_info.tsc_khz. */
+/* Wall-clock time. Monotonic time needs no call: the guest reads the TSC
+ * and divides by boot_info.tsc_khz. */
 struct cloak_hc_walltime {
-	int64_t ret;
-	uint64_t epoch_ns; /* OUT */
+	int64_t ret;       /* OUT: 0 */
+	uint64_t epoch_ns; /* OUT: nanoseconds since the Unix epoch */
 };
 
 /* Sleep until `timeout_ns` has passed or one of the devices in `wait_set`
- * has an event. OUT ready_set: bits of devices that are ready.
- * Handles of block devices and channels share one 64-bit namespace. */
+ * has an event. Handles of block devices and channels share one 64-bit
+ * namespace of poll bits. */
 struct cloak_hc_poll {
-	int64_t ret;
+	int64_t ret;         /* OUT: 0 or -CLOAK_E* */
 	uint64_t timeout_ns; /* IN: relative; 0 = just check */
-	uint64_t wait_set;   /* IN */
-	uint64_t ready_set;  /* OUT */
+	uint64_t wait_set;   /* IN: poll bits of the devices to wait for */
+	uint64_t ready_set;  /* OUT: poll bits of the devices that are ready */
 };
 
 /* Fill `len` bytes at `buf` with random bytes from the host (getrandom). */
 #define CLOAK_RANDOM_MAX 256u
 struct cloak_hc_random {
-	int64_t ret;
-	uint64_t buf;
-	uint64_t len; /* <= CLOAK_RANDOM_MAX */
+	int64_t ret;  /* OUT: bytes filled, or -CLOAK_E* */
+	uint64_t buf; /* IN: GPA */
+	uint64_t len; /* IN: <= CLOAK_RANDOM_MAX */
 };
 
 /* Turn protection on: from now on the monitor touches only pages the guest
- * shared. Irreversible for the life of the VM. OUT flags: CLOAK_PROT_*
- * describing what the host enforces. */
-#define CLOAK_PROT_CHECKED_ACCESS (1ull << 0) /* monitor access checked */
-#define CLOAK_PROT_NO_DIRECT_MAP (1ull << 1)  /* RAM out of kernel direct map */
+ * shared. Irreversible for the life of the VM. The flags say what holds on
+ * the running host, each verified or enforced by the kernel (docs/abi.md). */
+#define CLOAK_PROT_CHECKED_ACCESS (1ull << 0) /* every monitor access checked */
+#define CLOAK_PROT_NO_DIRECT_MAP (1ull << 1)  /* RAM out of the kernel direct map */
 #define CLOAK_PROT_NO_GUP (1ull << 2)         /* RAM refused to GUP */
-#define CLOAK_PROT_NO_VMM_MAP (1ull << 3)     /* monitor has no mapping */
+#define CLOAK_PROT_NO_VMM_MAP (1ull << 3)     /* the monitor holds no mapping of
+						 private pages, nor a way to map them */
 struct cloak_hc_protect {
-	int64_t ret;
-	uint64_t flags; /* OUT */
+	int64_t ret;    /* OUT: 0 or -CLOAK_E* */
+	uint64_t flags; /* OUT: CLOAK_PROT_* */
 };
 
-/* SHARE / UNSHARE: page-granular. */
+/* SHARE / UNSHARE: page-granular. With CLOAK_PROT_NO_VMM_MAP, SHARE after
+ * PROTECT accepts only pages of the shared window fixed at PROTECT. */
 struct cloak_hc_share {
-	int64_t ret;
+	int64_t ret;     /* OUT: 0 or -CLOAK_E* */
 	uint64_t gpa;    /* IN: page aligned */
 	uint64_t npages; /* IN: > 0 */
 };
 
-/* Block devices: handle is 0 .. CLOAK_BLOCK_MAX-1. */
+/* Block devices: handle is 0 .. CLOAK_BLOCK_MAX-1, poll bit 1 << handle. */
 #define CLOAK_BLOCK_MAX 8u
 #define CLOAK_NAME_MAX 32u
 struct cloak_hc_block_info {
-	int64_t ret;
-	char name[CLOAK_NAME_MAX]; /* IN, NUL-terminated */
-	uint64_t handle;      /* OUT */
-	uint64_t capacity;    /* OUT: bytes */
-	uint64_t sector_size; /* OUT */
-	uint64_t flags;       /* OUT: CLOAK_BLOCK_RO */
+	int64_t ret;               /* OUT: 0 or -CLOAK_E* */
+	char name[CLOAK_NAME_MAX]; /* IN: NUL-terminated */
+	uint64_t handle;           /* OUT */
+	uint64_t capacity;         /* OUT: bytes */
+	uint64_t sector_size;      /* OUT: 512 or 4096 */
+	uint64_t flags;            /* OUT: CLOAK_BLOCK_RO */
 };
 #define CLOAK_BLOCK_RO (1ull << 0)
 
@@ -224,20 +252,20 @@ struct cloak_hc_block_info {
 #define CLOAK_BLOCK_FLUSH 2u
 #define CLOAK_BLOCK_IO_MAX (1ull << 20) /* bytes per call */
 struct cloak_hc_block_io {
-	int64_t ret;
-	uint64_t handle;
-	uint64_t op;     /* CLOAK_BLOCK_READ/WRITE/FLUSH */
-	uint64_t offset; /* bytes, sector aligned */
-	uint64_t buf;    /* GPA */
-	uint64_t len;    /* bytes, sector multiple, <= CLOAK_BLOCK_IO_MAX */
+	int64_t ret;     /* OUT: 0 or -CLOAK_E* */
+	uint64_t handle; /* IN */
+	uint64_t op;     /* IN: CLOAK_BLOCK_READ/WRITE/FLUSH */
+	uint64_t offset; /* IN: bytes, sector aligned (0 for FLUSH) */
+	uint64_t buf;    /* IN: GPA */
+	uint64_t len;    /* IN: bytes, sector multiple, <= CLOAK_BLOCK_IO_MAX (0 for FLUSH) */
 };
 
 /* Channels: byte streams to host Unix sockets. */
 #define CLOAK_CHAN_MAX 8u
 struct cloak_hc_chan_open {
-	int64_t ret;
-	char name[CLOAK_NAME_MAX]; /* IN */
-	uint64_t handle;           /* OUT (poll bit = CLOAK_CHAN_POLL_BIT(h)) */
+	int64_t ret;               /* OUT: 0 or -CLOAK_E* */
+	char name[CLOAK_NAME_MAX]; /* IN: NUL-terminated */
+	uint64_t handle;           /* OUT: poll bit CLOAK_CHAN_POLL_BIT(handle) */
 };
 #define CLOAK_CHAN_POLL_BIT(h) (1ull << (CLOAK_BLOCK_MAX + (h)))
 #define CLOAK_CHAN_READ 0u
@@ -245,37 +273,86 @@ struct cloak_hc_chan_open {
 #define CLOAK_CHAN_HANGUP 2u /* close the current connection; buf and len must be 0 */
 #define CLOAK_CHAN_IO_MAX (1ull << 20)
 struct cloak_hc_chan_io {
-	int64_t ret; /* OUT: bytes moved, or -CLOAK_EAGAIN / -CLOAK_EPIPE */
-	uint64_t handle;
-	uint64_t op;
-	uint64_t buf;
-	uint64_t len;
+	int64_t ret;     /* OUT: bytes moved, or -CLOAK_E* */
+	uint64_t handle; /* IN */
+	uint64_t op;     /* IN: CLOAK_CHAN_READ/WRITE/HANGUP */
+	uint64_t buf;    /* IN: GPA */
+	uint64_t len;    /* IN: <= CLOAK_CHAN_IO_MAX */
 };
 
 /* ------------------------------------------------------------------ */
-/* Monitor exit statuses (documented in cloak(1)).                     */
-/* Guest exit statuses 0..239 pass through unchanged.                  */
+/* Layout pins: a change here is an ABI change (docs/abi.md).          */
 /* ------------------------------------------------------------------ */
-#define CLOAK_EXIT_INTERRUPTED 240 /* SIGINT/SIGTERM/SIGHUP, memory wiped */
-#define CLOAK_EXIT_INTERNAL 248    /* monitor failure (bug, out of memory) */
-#define CLOAK_EXIT_NOHOST 249      /* host lacks KVM or a needed feature */
-#define CLOAK_EXIT_BADIMAGE 250    /* guest image rejected */
-#define CLOAK_EXIT_USAGE 251       /* bad command line */
-#define CLOAK_EXIT_WATCHDOG 252    /* --timeout expired */
-#define CLOAK_EXIT_VIOLATION 253   /* guest broke the ABI (bad port, ...) */
-#define CLOAK_EXIT_CRASH 254       /* triple fault, KVM internal error */
-#define CLOAK_EXIT_ABORT 255       /* guest abort() or CPU exception */
-
 #ifdef __cplusplus
 #define CLOAK_ABI_ASSERT(c, m) static_assert(c, m)
 #else
 #define CLOAK_ABI_ASSERT(c, m) _Static_assert(c, m)
 #endif
+#define CLOAK_ABI_AT_(type, field, off) \
+	CLOAK_ABI_ASSERT(offsetof(type, field) == (off), #type "." #field)
+
+CLOAK_ABI_ASSERT(sizeof(struct cloak_note_abi) == 8, "note");
+CLOAK_ABI_AT_(struct cloak_note_abi, flags, 4);
 CLOAK_ABI_ASSERT(sizeof(struct cloak_boot_info) == 56 + 8 * CLOAK_ARGC_MAX, "boot info");
+CLOAK_ABI_AT_(struct cloak_boot_info, abi_version, 8);
+CLOAK_ABI_AT_(struct cloak_boot_info, argc, 12);
+CLOAK_ABI_AT_(struct cloak_boot_info, mem_size, 16);
+CLOAK_ABI_AT_(struct cloak_boot_info, heap_start, 24);
+CLOAK_ABI_AT_(struct cloak_boot_info, tsc_khz, 32);
+CLOAK_ABI_AT_(struct cloak_boot_info, capabilities, 40);
+CLOAK_ABI_AT_(struct cloak_boot_info, memory_backend, 48);
+CLOAK_ABI_AT_(struct cloak_boot_info, argv, 56);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_nop) == 8, "nop");
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_console) == 24, "console");
+CLOAK_ABI_AT_(struct cloak_hc_console, buf, 8);
+CLOAK_ABI_AT_(struct cloak_hc_console, len, 16);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_exit) == 16, "exit");
+CLOAK_ABI_AT_(struct cloak_hc_exit, status, 8);
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_abort) == 64, "abort");
+CLOAK_ABI_AT_(struct cloak_hc_abort, msg, 8);
+CLOAK_ABI_AT_(struct cloak_hc_abort, msg_len, 16);
+CLOAK_ABI_AT_(struct cloak_hc_abort, vector, 24);
+CLOAK_ABI_AT_(struct cloak_hc_abort, pad, 28);
+CLOAK_ABI_AT_(struct cloak_hc_abort, error_code, 32);
+CLOAK_ABI_AT_(struct cloak_hc_abort, rip, 40);
+CLOAK_ABI_AT_(struct cloak_hc_abort, rsp, 48);
+CLOAK_ABI_AT_(struct cloak_hc_abort, cr2, 56);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_walltime) == 16, "walltime");
+CLOAK_ABI_AT_(struct cloak_hc_walltime, epoch_ns, 8);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_poll) == 32, "poll");
+CLOAK_ABI_AT_(struct cloak_hc_poll, timeout_ns, 8);
+CLOAK_ABI_AT_(struct cloak_hc_poll, wait_set, 16);
+CLOAK_ABI_AT_(struct cloak_hc_poll, ready_set, 24);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_random) == 24, "random");
+CLOAK_ABI_AT_(struct cloak_hc_random, buf, 8);
+CLOAK_ABI_AT_(struct cloak_hc_random, len, 16);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_protect) == 16, "protect");
+CLOAK_ABI_AT_(struct cloak_hc_protect, flags, 8);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_share) == 24, "share");
+CLOAK_ABI_AT_(struct cloak_hc_share, gpa, 8);
+CLOAK_ABI_AT_(struct cloak_hc_share, npages, 16);
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_block_info) == 72, "block info");
+CLOAK_ABI_AT_(struct cloak_hc_block_info, name, 8);
+CLOAK_ABI_AT_(struct cloak_hc_block_info, handle, 40);
+CLOAK_ABI_AT_(struct cloak_hc_block_info, capacity, 48);
+CLOAK_ABI_AT_(struct cloak_hc_block_info, sector_size, 56);
+CLOAK_ABI_AT_(struct cloak_hc_block_info, flags, 64);
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_block_io) == 48, "block io");
+CLOAK_ABI_AT_(struct cloak_hc_block_io, handle, 8);
+CLOAK_ABI_AT_(struct cloak_hc_block_io, op, 16);
+CLOAK_ABI_AT_(struct cloak_hc_block_io, offset, 24);
+CLOAK_ABI_AT_(struct cloak_hc_block_io, buf, 32);
+CLOAK_ABI_AT_(struct cloak_hc_block_io, len, 40);
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_chan_open) == 48, "chan open");
+CLOAK_ABI_AT_(struct cloak_hc_chan_open, name, 8);
+CLOAK_ABI_AT_(struct cloak_hc_chan_open, handle, 40);
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_chan_io) == 40, "chan io");
+CLOAK_ABI_AT_(struct cloak_hc_chan_io, handle, 8);
+CLOAK_ABI_AT_(struct cloak_hc_chan_io, op, 16);
+CLOAK_ABI_AT_(struct cloak_hc_chan_io, buf, 24);
+CLOAK_ABI_AT_(struct cloak_hc_chan_io, len, 32);
+CLOAK_ABI_ASSERT(CLOAK_BLOCK_MAX + CLOAK_CHAN_MAX <= 64, "poll bits fit one word");
+CLOAK_ABI_ASSERT(CLOAK_GPA_MONITOR_WINDOW + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE <=
+			 CLOAK_GPA_PAGETABLES, "monitor window in the reserved area");
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * <assert.h> for cloak guests. No include guard: like the standard header,
  * each inclusion redefines assert() from the current NDEBUG.

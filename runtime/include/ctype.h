@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* <ctype.h> for cloak guests: ASCII only (the "C" locale), inline so that a
  * classification costs a couple of instructions and no call. */
 #ifndef CLOAK_RT_CTYPE_H

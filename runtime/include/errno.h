@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* <errno.h> for cloak guests: one vCPU, no threads, so errno is a plain
  * global. Values are Linux's so messages read the same on both sides. */
 #ifndef CLOAK_RT_ERRNO_H

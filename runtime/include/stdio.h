@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * <stdio.h> for cloak guests: formatting only, no FILE streams.
  *

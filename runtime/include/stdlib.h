@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * <stdlib.h> for cloak guests. The heap must be set up with
  * cloak_heap_init() (<cloak/heap.h>) before the first allocation; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * <string.h> for cloak guests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Heap statistics and the invariant checker. Both walk every run below
  * brk, so they cost time in proportion to the heap: for tests and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Private to the heap (malloc.c, heap_check.c): the page descriptor and the
  * heap's state. The rules they keep are described at the top of malloc.c.

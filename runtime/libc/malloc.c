@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The guest heap: malloc, free, calloc, realloc, aligned_alloc.
  * Design notes are in <cloak/heap.h>; the rules the code keeps are:

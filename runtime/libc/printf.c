@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The runtime's printf engine (cloak_vformat) and the buffer-backed
  * snprintf/vsnprintf built on it. Console printf lives with the console.

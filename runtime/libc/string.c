@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mem* and str* for the guest runtime.
  *

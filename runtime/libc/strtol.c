@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * strtol family for the guest runtime ("C" locale, ASCII).
  */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # libFuzzer targets and `make fuzz-smoke`, which runs each for a bounded time
 # and fails on any crash, sanitizer report or broken invariant.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: the ELF loader on arbitrary bytes, loading into 16 MiB
  * of anonymous guest memory created once. Besides crashes and sanitizer
@@ -12,8 +13,8 @@
 #include <string.h>
 
 #include "cloak/abi.h"
-#include "elf_load.h"
-#include "guestmem.h"
+#include "image/elf_load.h"
+#include "mem/guestmem.h"
 
 #define FUZZ_MEM (16ull << 20)
 
@@ -23,11 +24,10 @@ static struct guestmem *guest_memory(void)
 {
 	static struct guestmem *gm;
 	if (!gm) {
-		char err[256];
-		int status;
-		gm = gm_create(GM_BACKEND_ANON, FUZZ_MEM, -1, err, sizeof(err), &status);
+		struct fail f = { 0 };
+		gm = gm_create(GM_BACKEND_ANON, FUZZ_MEM, -1, &f);
 		if (!gm) {
-			fprintf(stderr, "fuzz_elf_load: %s\n", err);
+			fprintf(stderr, "fuzz_elf_load: %s\n", f.msg);
 			abort();
 		}
 	}
@@ -38,11 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct guestmem *gm = guest_memory();
 	struct elf_image im;
-	char err[512];
-	err[0] = '\0';
-	if (elf_load(gm, data, size, &im, err, sizeof(err)) != 0) {
-		if (err[0] == '\0' || strchr(err, '\n')) {
-			fprintf(stderr, "rejection reason is not one line: \"%s\"\n", err);
+	struct fail f = { 0 };
+	if (elf_load(gm, data, size, &im, &f) != 0) {
+		if (f.msg[0] == '\0' || strchr(f.msg, '\n') || f.status != CLOAK_EXIT_BADIMAGE) {
+			fprintf(stderr, "rejection reason is not one line: \"%s\"\n", f.msg);
 			abort();
 		}
 		return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: the hypercall dispatcher over the checked-access
  * module. Each input is a run of calls a hostile guest could make: the
@@ -29,11 +30,11 @@
 #include <unistd.h>
 
 #include "cloak/abi.h"
-#include "devices.h"
-#include "guestmem.h"
-#include "hypercall.h"
-#include "options.h"
-#include "vm.h"
+#include "calls/dispatch.h"
+#include "cli/options.h"
+#include "devices/registry.h"
+#include "mem/guestmem.h"
+#include "mem/inspect.h"
 
 #define NPAGES 64u
 #define MEM (NPAGES * CLOAK_PAGE_SIZE)
@@ -76,7 +77,7 @@ int LLVMFuzzerInitialize(int *argc, char **argv[])
 
 	/* The devices, through the same option parsing and set-up as the
 	 * monitor. The image and socket names are unlinked once open. */
-	char img[] = "/tmp/cloak-fuzz-XXXXXX", blk[64], chan[64], err[256];
+	char img[] = "/tmp/cloak-fuzz-XXXXXX", blk[64], chan[64];
 	int ifd = mkstemp(img);
 	if (ifd < 0 || ftruncate(ifd, 64 << 10) != 0)
 		abort();
@@ -87,14 +88,11 @@ int LLVMFuzzerInitialize(int *argc, char **argv[])
 	memset(&o, 0, sizeof o);
 	o.block[o.nblock++] = blk;
 	o.channel[o.nchannel++] = chan;
-	struct vm dvm;
-	memset(&dvm, 0, sizeof dvm);
-	int status;
-	if (devices_setup(&dvm, &o, err, sizeof err, &status) != 0) {
-		dprintf(STDERR_FILENO, "fuzz_hypercall: devices: %s\n", err);
+	struct fail f = { 0 };
+	if (devices_setup(&devices, &o, &f) != 0) {
+		dprintf(STDERR_FILENO, "fuzz_hypercall: devices: %s\n", f.msg);
 		abort();
 	}
-	devices = dvm.dev;
 	unlink(img);
 	unlink(chan + strlen("c=listen:"));
 	return 0;
@@ -181,16 +179,15 @@ static void check_console(struct guestmem *gm, const unsigned char *before, unsi
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[256];
-	int status;
+	struct fail f = { 0 };
 	struct vm vm;
 	memset(&vm, 0, sizeof vm);
-	vm.kvm_fd = vm.vm_fd = vm.vcpu_fd = -1;
+	vm.kvm.kvm_fd = vm.kvm.vm_fd = vm.vcpu_fd = -1;
 	vm.dev = devices;
-	vm.gm = gm_create(GM_BACKEND_SHARED, MEM, -1, err, sizeof err, &status);
+	vm.gm = gm_create(GM_BACKEND_SHARED, MEM, -1, &f);
 	if (!vm.gm)
-		die(err);
-	int fd = gm_debug_dup_fd(vm.gm);
+		die(f.msg);
+	int fd = gm_inspect_dup_fd(vm.gm);
 	unsigned char *view = fd >= 0 ? mmap(NULL, MEM, PROT_READ | PROT_WRITE, MAP_SHARED,
 					      fd, 0) : MAP_FAILED;
 	if (view == MAP_FAILED)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The hypercall dispatcher over the checked-access module (fuzz_hypercall.c):
 # up to 24 guest calls of 54 bytes each per input.
 FUZZ_TARGETS += hypercall

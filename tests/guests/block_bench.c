@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Block throughput, timed inside the guest (bench/io_bench runs it):
  *   block_bench NAME MIB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* block_bench with protection off: the runtime passes buffers straight to
  * the monitor (for the --memory=shared rows of bench/io_bench). */
 const int cloak_config_protect = 0;

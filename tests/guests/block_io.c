@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Block-device test guest. Modes (argv[1]):
  *   fill NAME SEED     write a pattern over the whole disk, flush

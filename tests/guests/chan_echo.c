@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Channel test guest. Modes (argv[1]):
  *   echo NAME            echo everything back until the peer leaves
@@ -9,6 +10,10 @@
  *   reopen NAME N        serve N successive peers with echo, one after another
  *   hangup NAME N        for N successive peers: read 1 byte, answer "bye",
  *                        hang up while the peer is still connected
+ *   request NAME         read until the peer has sent everything (EOF), then
+ *                        reply "got N bytes": a peer that half-closed still
+ *                        gets the reply
+ *   poll NAME MS         one POLL on the channel for MS ms (nobody ever sends)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +112,24 @@ int main(int argc, char **argv)
 			if (r)
 				return 1;
 		}
+		return 0;
+	}
+	if (!strcmp(mode, "request")) {
+		unsigned long long got = 0;
+		long n;
+		while ((n = cloak_chan_read(h, buf, sizeof buf, CLOAK_CHAN_FOREVER)) > 0)
+			got += (unsigned long long)n;
+		char reply[64];
+		int len = snprintf(reply, sizeof reply, "got %llu bytes", got);
+		int r = cloak_chan_write(h, reply, (size_t)len, CLOAK_CHAN_FOREVER);
+		printf("request: %llu bytes, read ended %ld, reply %d\n", got, n, r);
+		return r ? 1 : 0;
+	}
+	if (!strcmp(mode, "poll") && argc > 3) {
+		uint64_t ms = (uint64_t)strtoul(argv[3], NULL, 0);
+		printf("polling\n");
+		int r = cloak_poll(ms * 1000000ull, cloak_chan_poll_bit(h), NULL);
+		printf("poll: %d\n", r);
 		return 0;
 	}
 	if (!strcmp(mode, "relay") && argc > 3)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Exits with argv[1]; with "return" as argv[2], returns it from main. */
 #include <stdlib.h>
 #include <string.h>

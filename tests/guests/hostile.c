@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A hostile guest: hypercalls with bad arguments. Scenarios that the ABI
  * answers with an error code print "NAME ret=N" and continue; scenarios
@@ -47,6 +48,9 @@ static void error_cases(void)
 	share(CLOAK_HC_UNSHARE, (uintptr_t)private_secret, 1);
 	report("console_after_unshare", console((uintptr_t)private_secret, 16));
 	report("console_ok", console((uintptr_t)bounce, 0));
+	printf("strerror(-3) = %s\n", cloak_strerror(-CLOAK_EACCES));
+	printf("strerror(14) = %s\n", cloak_strerror(CLOAK_EPERM));
+	printf("strerror(-99) = %s\n", cloak_strerror(-99));
 }
 
 int main(int argc, char **argv)

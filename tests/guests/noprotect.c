@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* A guest that opts out of protection with the documented switch: the
  * monitor may then read any of its pages, e.g. a console buffer that was
  * never shared. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Raw calls for the hostile test guests (hostile.c, threat_emulation.c):
  * argument blocks in one page of the shared call area, every value passed

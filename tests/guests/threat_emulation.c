@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Threat test 4 (docs/threat-model.md): a guest user attacking through the
  * monitor's device emulation with the range tricks hostile.c does not

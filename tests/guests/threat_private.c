@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Threat test 3 (docs/threat-model.md): a guest keeps a secret in private
  * memory and then hands private addresses to every call that reads or

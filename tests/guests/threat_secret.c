@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Threat tests 1-3 (docs/threat-model.md): a guest that holds a secret in
  * private memory while the host attacks it.

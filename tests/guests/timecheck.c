@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Wall clock, monotonic clock, sleeping in the monitor, host randomness. */
 #include <stdio.h>
 #include <string.h>

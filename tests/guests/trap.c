@@ -1,6 +1,9 @@
+/* SPDX-License-Identifier: ISC */
 /* Raises the CPU exception named by argv[1]; the runtime's IDT must catch
  * it and the monitor must report it (exit 255). */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cloak/guest.h"
@@ -104,6 +107,24 @@ int main(int argc, char **argv)
 		return deep(0);
 	if (!strcmp(what, "abort"))
 		cloak_abort_msg("the guest gave up");
+	/* A message trying to rewrite the monitor's line: carriage return,
+	 * backspace, escape, and CSI as a C1 control raw and in UTF-8. */
+	if (!strcmp(what, "abort-controls"))
+		cloak_abort_msg("spoof\rcloak: all fine\b\x1b[2K\x9b""2K\xc2\x9b""2K");
+	/* Console output with terminal controls and UTF-8 text. */
+	if (!strcmp(what, "print-controls")) {
+		printf("A\x1b[31mB\x9b""31mC\xc2\x9b""31mD\rE\bF\x7fG caf\xc3\xa9 \xff\n");
+		return 0;
+	}
+	/* One POLL with nothing to wait for, MS milliseconds. */
+	if (!strcmp(what, "sleep") && argc > 2) {
+		printf("sleeping\n");
+		int r = cloak_poll((uint64_t)strtoul(argv[2], NULL, 0) * 1000000ull, 0, NULL);
+		printf("slept: %d\n", r);
+		return 0;
+	}
+	if (!strcmp(what, "int3"))
+		__asm__ volatile("int3");
 	if (!strcmp(what, "hlt"))
 		__asm__ volatile("cli; hlt");
 	return 3; /* unknown request */

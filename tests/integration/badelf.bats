@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Malformed guest images: cloak must refuse each one with exit status 250
 # (CLOAK_EXIT_BADIMAGE) and a single line naming the fault. The images are
 # written by mkbadelf (tests/unit/mkbadelf.c) from examples/hello, one file

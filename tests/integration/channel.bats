@@ -1,5 +1,7 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Channels: byte streams between a guest and host Unix sockets.
+bats_require_minimum_version 1.5.0
 load helpers
 
 ECHO=$GUESTS/chan_echo.elf
@@ -158,10 +160,10 @@ for i in range(2):
 	need_kvm
 	run_cloak --channel c=serve:"$TMP/x" "$ECHO" open c
 	[ "$status" -eq 251 ]
-	[[ "$output" == *"expected NAME=listen:PATH or NAME=connect:PATH"* ]]
+	[[ "$output" == *"expected NAME=listen:PATH[,mode=0600] or NAME=connect:PATH"* ]]
 	touch "$TMP/file"
 	run_cloak --channel c=listen:"$TMP/file" "$ECHO" open c
-	[ "$status" -eq 249 ]
+	[ "$status" -eq 247 ]
 	[[ "$output" == *"exists and is not a socket"* ]]
 	run_cloak --channel c=listen:"$TMP/c.sock" "$ECHO" open nosuch
 	[ "$status" -eq 0 ]
@@ -182,4 +184,110 @@ for i in range(2):
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	# After the hang-up the guest's reads are EPIPE (-10) until it opens again.
 	[ "$(grep -c 'hangup [01]: 0, then read -10' <<< "$output")" -eq 2 ]
+}
+
+@test "a peer that half-closes (shutdown SHUT_WR) still gets the guest's reply" {
+	need_kvm
+	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" request c
+	py "$CONNECT"'
+s = connect(sys.argv[1]); s.sendall(b"a request of 28 bytes, done."); s.shutdown(socket.SHUT_WR)
+reply = b""
+while True:
+    x = s.recv(100)
+    if not x: break
+    reply += x
+assert reply == b"got 28 bytes", reply' "$TMP/c.sock"
+	finish_guest
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"request: 28 bytes, read ended -10, reply 0"* ]]
+}
+
+@test "a connect: channel reaches a peer that restarted when the guest opens it again" {
+	need_kvm
+	py '
+import socket, subprocess, sys, os
+path = sys.argv[1]
+def listener():
+    l = socket.socket(socket.AF_UNIX); l.bind(path); l.listen(1); return l
+l = listener()
+p = subprocess.Popen([sys.argv[2], "--channel", "c=connect:" + path, sys.argv[3], "reopen", "c", "2"],
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+for i in range(2):
+    s, _ = l.accept(); s.sendall(b"peer %d" % i); got = b""
+    while len(got) < 6: got += s.recv(100)
+    assert got == b"peer %d" % i, got
+    s.close()
+    # The peer restarts: a new listening socket at the same path.
+    l.close(); os.unlink(path); l = listener()
+out = p.communicate(timeout=60)[0].decode()
+assert p.returncode == 0 and out.count("then -10") == 2, out' "$TMP/c.sock" "$CLOAK" "$ECHO"
+}
+
+@test "a socket another process listens on is refused, not taken over (247), and keeps working" {
+	need_kvm
+	py '
+import socket, subprocess, sys
+l = socket.socket(socket.AF_UNIX); l.bind(sys.argv[1]); l.listen(4)
+r = subprocess.run([sys.argv[2], "--channel", "c=listen:" + sys.argv[1], sys.argv[3], "open", "c"],
+                   capture_output=True, text=True, timeout=60)
+assert r.returncode == 247, (r.returncode, r.stdout, r.stderr)
+assert r.stderr.strip() == "cloak: --channel c: another process is listening on %s: choose another path" % sys.argv[1], r.stderr
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); c.sendall(b"x")  # still ours
+# (the monitor looked by connecting once and hanging up: skip that one)
+while True:
+    s, _ = l.accept(); b = s.recv(1)
+    if b: break
+assert b == b"x"' "$TMP/c.sock" "$CLOAK" "$ECHO"
+}
+
+@test "two channels on one socket path are a usage error (251)" {
+	run_cloak --channel a=listen:"$TMP/c.sock" --channel b=listen:"$TMP/c.sock" "$ECHO" open a
+	[ "$status" -eq 251 ]
+	[ "$output" = "cloak: --channel: 'a' and 'b' use the same socket $TMP/c.sock" ]
+	[ ! -e "$TMP/c.sock" ]
+}
+
+@test "a listening socket is owner-only unless mode= says otherwise, and is removed at exit" {
+	need_kvm
+	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" wait c 2000
+	for _ in $(seq 100); do [ -S "$TMP/c.sock" ] && break; sleep 0.05; done
+	[ "$(stat -c %a "$TMP/c.sock")" = 600 ]
+	finish_guest
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	for _ in $(seq 40); do [ -e "$TMP/c.sock" ] || break; sleep 0.05; done
+	[ ! -e "$TMP/c.sock" ] || { echo "socket left behind"; false; }
+	start_guest --channel c=listen:"$TMP/c.sock",mode=0660 "$ECHO" wait c 2000
+	for _ in $(seq 100); do [ -S "$TMP/c.sock" ] && break; sleep 0.05; done
+	[ "$(stat -c %a "$TMP/c.sock")" = 660 ]
+	finish_guest
+	run_cloak --channel c=listen:"$TMP/c.sock",mode=0999 "$ECHO" open c
+	[ "$status" -eq 251 ]
+	[[ "$output" == *"mode= takes octal permissions"* ]]
+}
+
+@test "the socket is removed even after kill -9, but not if someone else has taken the path" {
+	need_kvm
+	"$CLOAK" --channel c=listen:"$TMP/c.sock" "$ECHO" wait c 60000 > "$TMP/out" 2>&1 &
+	PID=$!
+	for _ in $(seq 100); do [ -S "$TMP/c.sock" ] && break; sleep 0.05; done
+	kill -9 "$PID"
+	finish_guest
+	for _ in $(seq 40); do [ -e "$TMP/c.sock" ] || break; sleep 0.05; done
+	[ ! -e "$TMP/c.sock" ] || { echo "socket left behind after kill -9"; false; }
+	# Taken over while the guest runs: the new owner's socket stays.
+	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" wait c 60000
+	for _ in $(seq 100); do [ -S "$TMP/c.sock" ] && break; sleep 0.05; done
+	rm "$TMP/c.sock"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$TMP/c.sock"
+	kill -TERM "$PID"
+	finish_guest
+	sleep 0.5
+	[ -S "$TMP/c.sock" ] || { echo "removed someone else's socket"; false; }
+}
+
+@test "a channel whose directory does not exist is a one-line error naming it (247)" {
+	need_kvm
+	run_cloak --channel c=listen:"$TMP/nodir/c.sock" "$ECHO" open c
+	[ "$status" -eq 247 ]
+	[ "$output" = "cloak: --channel c: cannot listen on $TMP/nodir/c.sock: No such file or directory (the directory does not exist)" ]
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared setup for the integration suites (bats). Paths are relative to the
 # repository root; `make check` runs from there.
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
@@ -34,10 +35,27 @@ need_kvm() {
 	fi
 }
 
+# kvm_kind: "hardware" where KVM runs guest code natively (VMX/SVM), else
+# "emulating" (its instruction emulator runs guest code).
+kvm_kind() {
+	local kind=emulating
+	grep -E '^flags[[:space:]]*:' /proc/cpuinfo | grep -qwE 'vmx|svm' && kind=hardware
+	echo "$kind"
+}
+
+# need_root: tests that act as root (attacks, namespaces, other users)
+# SKIP without it, or FAIL under CI.
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		[ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && { echo "this test needs root" >&2; return 1; }
+		skip "needs root"
+	fi
+}
+
 # run_cloak ARGS...: runs the monitor with a safety timeout so a broken
 # build cannot hang the suite; output and status land in $output/$status.
 run_cloak() {
-	run timeout 60 "$CLOAK" "$@"
+	run timeout "${CLOAK_TEST_TIMEOUT:-60}" "$CLOAK" "$@"
 }
 
 # One line of stderr-style message: the monitor's errors start with "cloak: ".

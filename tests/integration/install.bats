@@ -1,32 +1,37 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # `make install` gives a user what they need to build and run guests
-# elsewhere: the monitor, its man page, the ABI header, and the runtime
-# (library, start object, link scripts, headers).
+# elsewhere, and the README's recipe for it is exactly what runs here
+# (a prefix that is not /usr, pkg-config cloak-guest).
+bats_require_minimum_version 1.5.0
 load helpers
 
 setup() {
-	DEST=$BATS_TEST_TMPDIR/dest
-	make -s -C "$ROOT" O="$O" install DESTDIR="$DEST" PREFIX=/usr >/dev/null
+	PREFIX=$BATS_TEST_TMPDIR/prefix
+	make -s -C "$ROOT" O="$O" install PREFIX="$PREFIX" >/dev/null
 }
 
-@test "make install puts the monitor, man page, ABI header and runtime in place" {
-	for f in usr/bin/cloak usr/share/man/man1/cloak.1 usr/include/cloak/abi.h \
-		usr/lib/cloak/libcloakrt.a usr/lib/cloak/start.o usr/lib/cloak/guest.ld \
-		usr/lib/cloak/idt.ld usr/lib/cloak/include/cloak/guest.h usr/lib/cloak/include/stdio.h; do
-		[ -f "$DEST/$f" ] || { echo "missing $f"; return 1; }
+@test "make install puts the monitor, man page, headers, runtime and cloak-guest.pc in place" {
+	for f in bin/cloak share/man/man1/cloak.1 include/cloak/abi.h lib/cloak/libcloakrt.a \
+		lib/cloak/start.o lib/cloak/guest.ld lib/cloak/idt.ld lib/cloak/include/cloak/guest.h \
+		lib/cloak/include/cloak/abi.h lib/cloak/include/stdio.h lib/pkgconfig/cloak-guest.pc; do
+		[ -f "$PREFIX/$f" ] || { echo "missing $f"; return 1; }
 	done
-	run "$DEST/usr/bin/cloak" --version
+	run "$PREFIX/bin/cloak" --version
 	[ "$status" -eq 0 ]
 }
 
-@test "a guest built only from the installed runtime boots under the installed monitor" {
+@test "the README's recipe builds a guest from the installed runtime, and the installed monitor boots it" {
 	need_kvm
-	local lib=$DEST/usr/lib/cloak guest=$BATS_TEST_TMPDIR/hello.elf
-	cc -std=gnu11 -O2 -ffreestanding -nostdlib -mno-red-zone -mgeneral-regs-only -fno-pic \
-		-fno-pie -fno-stack-protector -I"$lib/include" -I"$DEST/usr/include" \
-		-static -Wl,-L,"$lib" -Wl,-T,"$lib/guest.ld" -Wl,--build-id=none \
-		-o "$guest" "$lib/start.o" "$ROOT/examples/hello/hello.c" "$lib/libcloakrt.a" -lgcc
-	run timeout 60 "$DEST/usr/bin/cloak" "$guest" -- installed
+	local guest=$BATS_TEST_TMPDIR/hello.elf
+	# The recipe, as README.md shows it (PREFIX is where it was installed).
+	sed -n '/^<!-- guest-recipe -->/,/^```$/p' "$ROOT/README.md" | grep -q 'pkg-config --cflags cloak-guest' ||
+		{ echo "README no longer shows the recipe"; return 1; }
+	export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+	# shellcheck disable=SC2046 # the flags are words
+	cc $(pkg-config --cflags cloak-guest) -o "$guest" "$ROOT/examples/hello/hello.c" \
+		$(pkg-config --libs cloak-guest)
+	run timeout 60 "$PREFIX/bin/cloak" "$guest" -- installed
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"Hello from a cloak guest!"* ]]
 	[[ "$output" == *'argv[1] = "installed"'* ]]

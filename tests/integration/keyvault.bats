@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The keyvault example: sign with a key that never leaves protected memory,
 # verify with OpenSSL, and look for the key everywhere the host can see.
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # CPU exceptions, crashes and the watchdog.
 load helpers
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The monitor under valgrind: no invalid access, no leak. valgrind knows
 # neither memfd_secret nor seccomp, so these runs use --memory=shared and
 # --no-sandbox; the code paths are otherwise the same.

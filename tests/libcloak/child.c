@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Test helpers: scenarios in child processes; see child.h. */
 #include "child.h"
 
@@ -131,4 +132,21 @@ bool limit_locked_memory(unsigned long bytes)
 	struct memlock_info mi;
 	memlock_query(&mi);
 	return !mi.cap_ipc_lock && mi.soft == bytes;
+}
+
+bool locked_memory_available(unsigned long long bytes, char *why, size_t n)
+{
+	struct memlock_info mi;
+	memlock_query(&mi);
+	if (mi.cap_ipc_lock || mi.soft >= bytes)
+		return true;
+	if (mi.hard >= bytes) {
+		struct rlimit rl = { (rlim_t)bytes, mi.hard == UINT64_MAX ? RLIM_INFINITY : (rlim_t)mi.hard };
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) == 0)
+			return true;
+	}
+	snprintf(why, n, "needs %llu KiB of locked memory but RLIMIT_MEMLOCK allows %llu KiB "
+	         "(hard limit); raise it (ulimit -l, or memlock in /etc/security/limits.conf) "
+	         "or run as root", bytes >> 10, (unsigned long long)(mi.hard >> 10));
+	return false;
 }

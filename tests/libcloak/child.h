@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Helpers for libcloak's tests: running a scenario in a fresh child process
  * (this test binary run again with `--scenario NAME`, so the library starts
@@ -8,6 +9,7 @@
 #define CLOAK_TESTS_LIBCLOAK_CHILD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Exit code of a child whose SIGSEGV/SIGBUS handler ran (see catch_faults). */
 #define FAULT_EXIT 42
@@ -40,5 +42,21 @@ void require_secretmem_or_skip_all(void);
 /* Drops CAP_IPC_LOCK (so RLIMIT_MEMLOCK applies to root) and sets the
  * limit to `bytes`; false on failure. */
 bool limit_locked_memory(unsigned long bytes);
+/* Whether this process may lock `bytes` of memory (CAP_IPC_LOCK, or a soft
+ * limit that is, or can be raised to, that much); if not, `why` says so and
+ * how to fix it. */
+bool locked_memory_available(unsigned long long bytes, char *why, size_t n);
+/* In a cmocka test: SKIP it (with the reason and the fix) when the host does
+ * not let it lock `bytes`, or fail if CLOAK_REQUIRE_KVM=1. */
+#define REQUIRE_LOCKED_MEMORY(bytes)                                                     \
+	do {                                                                             \
+		char why_[256];                                                          \
+		if (!locked_memory_available((bytes), why_, sizeof why_)) {              \
+			if (skip_forbidden())                                            \
+				fail_msg("%s, and CLOAK_REQUIRE_KVM=1 forbids skipping", why_); \
+			print_message("# SKIP %s\n", why_);                              \
+			skip();                                                          \
+		}                                                                        \
+	} while (0)
 
 #endif

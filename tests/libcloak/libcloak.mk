@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # libcloak's tests: cmocka programs (each with an ASan+UBSan twin), a plain
 # TAP program for the protection checks that may need to SKIP, and bats
 # suites for the installed libraries, the sodium preload and the openssl CLI.
@@ -34,17 +35,44 @@ ASAN_TESTS += $(O)/san/tests/libcloak/test_sodium
 $(eval $(call cloak_test,test_protect,$(LIBCLOAK_A),$(LIBCLOAK_A),$(LIBCLOAK_SAN_A),$(LIBCLOAK_SAN_A)))
 ASAN_TESTS += $(O)/san/tests/libcloak/test_protect
 
-$(O)/tests/libcloak/memsearch: tests/libcloak/memsearch.c
+$(O)/tests/libcloak/keyscan: tests/libcloak/keyscan.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $<
-ALL_TARGETS += $(O)/tests/libcloak/memsearch
+ALL_TARGETS += $(O)/tests/libcloak/keyscan
+
+# Programs written for OpenSSL, run under the preload by openssl.bats.
+$(O)/tests/libcloak/secure_heap_user: tests/libcloak/secure_heap_user.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -lcrypto
+$(O)/tests/libcloak/dlmopen_user: tests/libcloak/dlmopen_user.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -ldl
+$(O)/tests/libcloak/static_openssl_user: tests/libcloak/static_openssl_user.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -Wl,-Bstatic -lcrypto -Wl,-Bdynamic -ldl -pthread
+ALL_TARGETS += $(O)/tests/libcloak/secure_heap_user $(O)/tests/libcloak/dlmopen_user \
+        $(O)/tests/libcloak/static_openssl_user
 
 $(O)/tests/libcloak/sodium_user: tests/libcloak/sodium_user.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lsodium
 ALL_TARGETS += $(O)/tests/libcloak/sodium_user
 
+# ThreadSanitizer: the tests that run threads (and fork among them), linked
+# against the TSan build of libcloak. Run by `make check-tsan`.
+LIBCLOAK_TSAN_TESTS := test_threads test_fork
+$(O)/tsan/tests/libcloak/%: tests/libcloak/%.c $(LIBCLOAK_TEST_HELPERS) tests/libcloak/child.h \
+		$(O)/tsan/libcloak/libcloak.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBCLOAK_TSAN_CFLAGS) -Ilibcloak -Itests/libcloak -o $@ $< $(LIBCLOAK_TEST_HELPERS) \
+		$(O)/tsan/libcloak/libcloak.a -lcmocka -pthread
+.PHONY: check-tsan
+check-tsan: $(O)/.deps-ok $(LIBCLOAK_TSAN_TESTS:%=$(O)/tsan/tests/libcloak/%)
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
+		tests/harness/run-tests $(LIBCLOAK_TSAN_TESTS:%=$(O)/tsan/tests/libcloak/%)
+
 # The bats suites find the build through these.
 export CLOAK_BUILD_DIR := $(abspath $(O))
 export CLOAK_BUILD_O := $(O)
-TESTS += tests/libcloak/libcloak.bats tests/libcloak/openssl.bats
+TESTS += tests/libcloak/libcloak.bats tests/libcloak/openssl.bats tests/libcloak/headers.bats \
+	tests/libcloak/nginx.bats

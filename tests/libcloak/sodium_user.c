@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A program written for libsodium (linked with -lsodium): reports whether its
  * sodium_malloc'd key can be read with process_vm_readv. Run plain it says

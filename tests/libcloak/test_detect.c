@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libcloak detects misuse: each scenario runs in a child process and must end
  * the way the documentation says: an abort with a message naming the problem
@@ -22,6 +23,12 @@ static void touch(volatile unsigned char *p, unsigned char v)
 {
 	*p = v;
 }
+/* Changes a byte to a value it provably did not have: a canary or tag byte
+ * overwritten with a fixed value already held it one time in 256. */
+static void flip(volatile unsigned char *p)
+{
+	*p = (unsigned char)~*p;
+}
 static unsigned char peek(volatile unsigned char *p)
 {
 	return *p;
@@ -30,7 +37,7 @@ static unsigned char peek(volatile unsigned char *p)
 static int pooled_overflow(void)
 {
 	unsigned char *p = cloak_secret_alloc(32);
-	touch(p + 32, 0x55);
+	flip(p + 32);
 	cloak_secret_free(p);
 	return 0;
 }
@@ -38,12 +45,24 @@ static int pooled_overflow(void)
 static int pooled_underflow(void)
 {
 	unsigned char *p = cloak_secret_alloc(100);
-	touch(p - 1, 0x55);
+	flip(p - 1);
 	cloak_secret_free(p);
 	return 0;
 }
 
+/* With another secret live, the freed slot stays in its arena, tagged free. */
 static int pooled_double_free(void)
+{
+	void *keep = cloak_secret_alloc(24);
+	unsigned char *p = cloak_secret_alloc(24);
+	cloak_secret_free(p);
+	cloak_secret_free(p);
+	cloak_secret_free(keep);
+	return 0;
+}
+
+/* With nothing else live, the arena went back to the kernel. */
+static int pooled_double_free_after_release(void)
 {
 	unsigned char *p = cloak_secret_alloc(24);
 	cloak_secret_free(p);
@@ -70,8 +89,19 @@ static int guarded_overflow_faults(void)
 static int guarded_underflow(void)
 {
 	unsigned char *p = cloak_secret_alloc_guarded(40);
-	touch(p - 3, 1);
-	cloak_secret_protect(p, CLOAK_READONLY);
+	flip(p - 3);
+	cloak_secret_protect(p, CLOAK_SECRET_READONLY);
+	cloak_secret_free(p);
+	return 0;
+}
+
+/* The 16 bytes before a guarded secret are checked, as libsodium checks:
+ * damage 9 to 16 bytes before it (its canary, not its header). */
+static int guarded_deep_underflow(void)
+{
+	unsigned char *p = cloak_secret_alloc_guarded(40);
+	flip(p - 16);
+	flip(p - 9);
 	cloak_secret_free(p);
 	return 0;
 }
@@ -87,7 +117,7 @@ static int guarded_double_free(void)
 static int large_overflow_into_slack(void)
 {
 	unsigned char *p = cloak_secret_alloc(100001); /* 16-aligned: 15 bytes of slack */
-	touch(p + 100001, 1);
+	flip(p + 100001);
 	cloak_secret_free(p);
 	return 0;
 }
@@ -97,7 +127,7 @@ static int noaccess_read_faults(void)
 	catch_faults();
 	unsigned char *p = cloak_secret_alloc_guarded(64);
 	p[0] = 7;
-	cloak_secret_protect(p, CLOAK_NOACCESS);
+	cloak_secret_protect(p, CLOAK_SECRET_NOACCESS);
 	printf("read %d\n", peek(p));
 	return 0;
 }
@@ -107,7 +137,7 @@ static int readonly_write_faults(void)
 	catch_faults();
 	unsigned char *p = cloak_secret_alloc_guarded(64);
 	p[0] = 7;
-	cloak_secret_protect(p, CLOAK_READONLY);
+	cloak_secret_protect(p, CLOAK_SECRET_READONLY);
 	if (peek(p) != 7)
 		return 3;
 	printf("read ok\n");
@@ -122,13 +152,13 @@ static int debug_guard_all(void)
 {
 	struct cloak_secret_info info;
 	cloak_secret_info(&info);
-	if (!(info.protections & CLOAK_PROT_GUARD_ALL))
+	if (!(info.protections & CLOAK_SECRET_PROT_GUARD_ALL))
 		return 3;
 	catch_faults();
 	unsigned char *p = cloak_secret_alloc(32);
-	if (cloak_secret_protect(p, CLOAK_READONLY) != 0)
+	if (cloak_secret_protect(p, CLOAK_SECRET_READONLY) != 0)
 		return 4;
-	cloak_secret_protect(p, CLOAK_READWRITE);
+	cloak_secret_protect(p, CLOAK_SECRET_READWRITE);
 	touch(p + 32, 1);
 	printf("overflow did not fault\n");
 	return 0;
@@ -138,9 +168,11 @@ static const struct scenario scenarios[] = {
 	{ "pooled_overflow", pooled_overflow },
 	{ "pooled_underflow", pooled_underflow },
 	{ "pooled_double_free", pooled_double_free },
+	{ "pooled_double_free_after_release", pooled_double_free_after_release },
 	{ "foreign_pointer", foreign_pointer },
 	{ "guarded_overflow_faults", guarded_overflow_faults },
 	{ "guarded_underflow", guarded_underflow },
+	{ "guarded_deep_underflow", guarded_deep_underflow },
 	{ "guarded_double_free", guarded_double_free },
 	{ "large_overflow_into_slack", large_overflow_into_slack },
 	{ "noaccess_read_faults", noaccess_read_faults },
@@ -179,11 +211,13 @@ static void underflow_aborts(void **state)
 {
 	expect_abort("pooled_underflow", "heap underflow");
 	expect_abort("guarded_underflow", "heap underflow");
+	expect_abort("guarded_deep_underflow", "heap underflow");
 }
 
 static void double_free_aborts(void **state)
 {
 	expect_abort("pooled_double_free", "double free");
+	expect_abort("pooled_double_free_after_release", "not a live libcloak allocation");
 	expect_abort("guarded_double_free", "not a live libcloak allocation");
 }
 

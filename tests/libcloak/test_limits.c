@@ -1,7 +1,11 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Limits and policy: with RLIMIT_MEMLOCK exhausted (CAP_IPC_LOCK dropped, so
  * the limit applies to root) allocations fail with ENOMEM and a diagnostic
- * naming the limit, and never fall back to weaker memory; without
+ * naming the limit, and never fall back to weaker memory; arenas shrink to
+ * fit small limits (64 KiB serves hundreds of small secrets); memory freed
+ * by one size class serves another; memory kept for reuse yields to new
+ * secrets when the limit is reached; without
  * memfd_secret (simulated) nothing is handed out unless the fallback policy
  * was accepted by environment or API, and cloak_secret_info() says so.
  */
@@ -74,7 +78,7 @@ static int fallback_by_api(void)
 {
 	if (cloak_secret_alloc(32))
 		return 2; /* refused before the policy allows it */
-	cloak_secret_set_policy(CLOAK_POLICY_ALLOW_MLOCK_FALLBACK);
+	cloak_secret_set_policy(CLOAK_SECRET_POLICY_ALLOW_MLOCK_FALLBACK);
 	unsigned char *p = cloak_secret_alloc(32);
 	if (!p)
 		return 3;
@@ -95,6 +99,71 @@ static int fallback_by_api(void)
 	return found ? 0 : 4;
 }
 
+/* Allocates 32-byte secrets until the limit stops them; their count. */
+static unsigned long fill_with_small(void **out, unsigned long max)
+{
+	unsigned long n = 0;
+	while (n < max && (out[n] = cloak_secret_alloc(32)))
+		n++;
+	return n;
+}
+
+static int small_limit(void)
+{
+	if (!limit_locked_memory(64 << 10))
+		return 2;
+	static void *p[100000];
+	unsigned long n = fill_with_small(p, 100000);
+	struct cloak_secret_stats s;
+	struct cloak_secret_info info;
+	cloak_secret_stats(&s);
+	cloak_secret_info(&info);
+	printf("%lu secrets in %llu KiB locked, arenas of %zu KiB: %s\n", n,
+	       (unsigned long long)s.locked_bytes >> 10, info.arena_size >> 10,
+	       cloak_secret_last_error());
+	return n >= 500 && s.locked_bytes <= 64 << 10 && info.arena_size == 16 << 10 ? 0 : 3;
+}
+
+/* Runs freed by small secrets go back to their arenas and serve larger
+ * ones: a burst of small secrets does not starve other sizes. */
+static int burst_then_larger(void)
+{
+	if (!limit_locked_memory(256 << 10))
+		return 2;
+	static void *p[100000];
+	void *keep = cloak_secret_alloc(32);
+	unsigned long n = fill_with_small(p, 100000);
+	for (unsigned long i = 0; i < n; i++)
+		cloak_secret_free(p[i]);
+	unsigned long big = 0;
+	while (big < 1000 && (p[big] = cloak_secret_alloc(4000)))
+		big++;
+	printf("%lu small secrets, then %lu of 4000 bytes: %s\n", n, big, cloak_secret_last_error());
+	cloak_secret_free(keep);
+	return n > 2000 && big >= 20 ? 0 : 3;
+}
+
+/* A freed 512 KiB secret is kept for reuse; when the limit is reached, it is
+ * given back so that small secrets can have the memory. */
+static int cache_yields_to_the_limit(void)
+{
+	if (!limit_locked_memory(LIMIT))
+		return 2;
+	void *keep = cloak_secret_alloc(32);
+	cloak_secret_free(cloak_secret_alloc(512 << 10));
+	struct cloak_secret_stats s;
+	cloak_secret_stats(&s);
+	if (s.cached_mappings != 1)
+		return 3;
+	static void *p[200000];
+	unsigned long n = fill_with_small(p, 200000);
+	cloak_secret_stats(&s);
+	printf("%lu secrets, %llu KiB locked, %llu cached\n", n,
+	       (unsigned long long)s.locked_bytes >> 10, (unsigned long long)s.cached_mappings);
+	cloak_secret_free(keep);
+	return s.cached_mappings == 0 && s.locked_bytes >= LIMIT - (256 << 10) ? 0 : 4;
+}
+
 /* The fallback obeys the lock limit too: ENOMEM, not unlocked memory. */
 static int fallback_exhausted(void)
 {
@@ -113,6 +182,9 @@ static const struct scenario scenarios[] = {
 	{ "allocate_one", allocate_one },
 	{ "fallback_by_api", fallback_by_api },
 	{ "fallback_exhausted", fallback_exhausted },
+	{ "small_limit", small_limit },
+	{ "burst_then_larger", burst_then_larger },
+	{ "cache_yields_to_the_limit", cache_yields_to_the_limit },
 	{ NULL, NULL },
 };
 
@@ -130,7 +202,24 @@ static void check_child(const char *name, const char *const *env, int code, cons
 
 static void memlock_exhaustion_gives_enomem(void **state)
 {
+	REQUIRE_LOCKED_MEMORY(LIMIT);
 	check_child("exhaust_memlock", NULL, 0, "RLIMIT_MEMLOCK exhausted");
+}
+
+static void small_limits_serve_small_secrets(void **state)
+{
+	check_child("small_limit", NULL, 0, "RLIMIT_MEMLOCK exhausted");
+}
+
+static void freed_runs_serve_other_sizes(void **state)
+{
+	check_child("burst_then_larger", NULL, 0, NULL);
+}
+
+static void reuse_cache_yields_to_the_limit(void **state)
+{
+	REQUIRE_LOCKED_MEMORY(LIMIT);
+	check_child("cache_yields_to_the_limit", NULL, 0, NULL);
 }
 
 static void no_secretmem_refused_by_default(void **state)
@@ -145,8 +234,8 @@ static void fallback_accepted_by_environment(void **state)
 	static const char *const env[] = { "CLOAK_TEST_NO_SECRETMEM=1", "CLOAK_FALLBACK=mlock", NULL };
 	char expect[128];
 	snprintf(expect, sizeof expect, "backend mlock-fallback protections %#x policy 1 ptr ok",
-	         CLOAK_PROT_LOCKED | CLOAK_PROT_NO_DUMP | CLOAK_PROT_NO_FORK | CLOAK_PROT_CANARIES |
-	         CLOAK_PROT_ZERO_ON_FREE);
+	         CLOAK_SECRET_PROT_LOCKED | CLOAK_SECRET_PROT_NO_DUMP | CLOAK_SECRET_PROT_NO_FORK | CLOAK_SECRET_PROT_CANARIES |
+	         CLOAK_SECRET_PROT_ZERO_ON_FREE);
 	check_child("allocate_one", env, 0, expect);
 }
 
@@ -158,6 +247,7 @@ static void fallback_accepted_by_api(void **state)
 
 static void fallback_respects_the_limit(void **state)
 {
+	REQUIRE_LOCKED_MEMORY(LIMIT);
 	static const char *const env[] = { "CLOAK_TEST_NO_SECRETMEM=1", "CLOAK_FALLBACK=mlock", NULL };
 	check_child("fallback_exhausted", env, 0, "RLIMIT_MEMLOCK exhausted");
 }
@@ -168,6 +258,9 @@ int main(int argc, char **argv)
 	require_secretmem_or_skip_all();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(memlock_exhaustion_gives_enomem),
+		cmocka_unit_test(small_limits_serve_small_secrets),
+		cmocka_unit_test(freed_runs_serve_other_sizes),
+		cmocka_unit_test(reuse_cache_yields_to_the_limit),
 		cmocka_unit_test(no_secretmem_refused_by_default),
 		cmocka_unit_test(fallback_accepted_by_environment),
 		cmocka_unit_test(fallback_accepted_by_api),

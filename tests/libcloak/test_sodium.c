@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libcloak-sodium: libsodium's guarded-heap API with its documented semantics
  * (checked against what libsodium's own tests sodium_utils2/3/4 require),
@@ -10,7 +11,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -33,16 +37,43 @@ static int overflow_faults(void)
 	return 0;
 }
 
-/* libsodium's sodium_utils3: damage the 8 bytes before the data, make it
- * read-only, free: the damage must be caught. */
-static int underflow_caught_on_free(void)
+/* libsodium's sodium_utils3: damage bytes before the data, make it
+ * read-only, free: the damage must be caught, with SIGSEGV as libsodium
+ * raises (its test's handler expects exactly that). libsodium's canary is
+ * the 16 bytes before the data: damage at -1 and at -16 must both be seen.
+ * Each byte is changed to its complement, a value it provably did not have. */
+static int underflow_at(int offset)
 {
 	unsigned char *p = sodium_malloc(1234);
-	for (int i = 1; i <= 8; i++)
-		poke(p - i, 0);
+	poke(p - offset, (unsigned char)~p[-offset]);
 	sodium_mprotect_readonly(p);
 	sodium_free(p);
 	return 0;
+}
+
+static int underflow_by_1(void)
+{
+	return underflow_at(1);
+}
+
+static int underflow_by_16(void)
+{
+	return underflow_at(16);
+}
+
+/* A forked child keeps its secrets, as it keeps libsodium's memory. */
+static int child_keeps_keys(void)
+{
+	unsigned char *k = sodium_malloc(32);
+	memset(k, 0x42, 32);
+	sodium_mprotect_readonly(k);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(k[0] == 0x42 && k[31] == 0x42 ? 0 : 1);
+	int status;
+	waitpid(pid, &status, 0);
+	sodium_free(k);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 static int noaccess_faults(void)
@@ -56,7 +87,9 @@ static int noaccess_faults(void)
 
 static const struct scenario scenarios[] = {
 	{ "overflow_faults", overflow_faults },
-	{ "underflow_caught_on_free", underflow_caught_on_free },
+	{ "underflow_by_1", underflow_by_1 },
+	{ "underflow_by_16", underflow_by_16 },
+	{ "child_keeps_keys", child_keeps_keys },
 	{ "noaccess_faults", noaccess_faults },
 	{ NULL, NULL },
 };
@@ -129,9 +162,25 @@ static void misuse_is_caught(void **state)
 	run_scenario("noaccess_faults", NULL, NULL, &r);
 	if (!r.exited || r.code != FAULT_EXIT)
 		fail_msg("noaccess: exit %d signal %d: %s", r.code, r.signal, r.out);
-	run_scenario("underflow_caught_on_free", NULL, NULL, &r);
-	if (r.exited || !strstr(r.out, "heap underflow"))
-		fail_msg("underflow: exit %d signal %d: %s", r.code, r.signal, r.out);
+	/* Under AddressSanitizer, its own SIGSEGV handler would report the signal
+	 * instead of letting it end the process. */
+	static const char *const no_asan_segv[] = {
+		"ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:handle_segv=0", NULL
+	};
+	run_scenario("underflow_by_1", no_asan_segv, NULL, &r);
+	if (r.exited || r.signal != SIGSEGV || !strstr(r.out, "heap underflow"))
+		fail_msg("underflow by 1: exit %d signal %d: %s", r.code, r.signal, r.out);
+	run_scenario("underflow_by_16", no_asan_segv, NULL, &r);
+	if (r.exited || r.signal != SIGSEGV || !strstr(r.out, "heap underflow"))
+		fail_msg("underflow by 16: exit %d signal %d: %s", r.code, r.signal, r.out);
+}
+
+static void forked_child_keeps_keys(void **state)
+{
+	struct child_result r;
+	run_scenario("child_keeps_keys", NULL, NULL, &r);
+	if (!r.exited || r.code != 0)
+		fail_msg("exit %d signal %d: %s", r.code, r.signal, r.out);
 }
 
 int main(int argc, char **argv)
@@ -144,6 +193,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(contents_survive_protection_changes),
 		cmocka_unit_test(memory_is_secret),
 		cmocka_unit_test(misuse_is_caught),
+		cmocka_unit_test(forked_child_keeps_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

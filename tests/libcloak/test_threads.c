@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Several threads allocate, fill, check and free secrets at once, and hand
  * some to each other to free (cross-thread frees go through the caches and

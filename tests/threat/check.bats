@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # `cloak check`: it probes this host for real, reports every protection per
 # backend, and its exit status says whether the default backend's hold.
 load threat_helpers
@@ -57,7 +58,7 @@ load threat_helpers
 	run unshare --mount sh -c "mount --bind /dev/null /dev/kvm && exec '$CLOAK' check"
 	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
 	[ "$(printf '%s\n' "$output" | grep -c '^cloak: ')" -eq 1 ]
-	expect_line "cloak needs KVM"
+	expect_line "/dev/kvm is not a KVM device"
 }
 
 @test "cloak check exits 1 when the secret backend cannot be had (memlock too small)" {

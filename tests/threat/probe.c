@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * threat-probe: another process attacking a running monitor's guest RAM.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Threat 1 (seed: host kernel "accidental" access to guest data, think
 # speculation): guest RAM is memfd_secret memory, which the kernel removes
 # from its direct map as each page is faulted in.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Threat tests (docs/threat-model.md): one bats suite per row of the seed's
 # "What does this set mitigate?", run by `make check`. threat-probe is the
 # other process that attacks a running monitor's guest RAM.

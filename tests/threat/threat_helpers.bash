@@ -1,16 +1,11 @@
+# SPDX-License-Identifier: ISC
 # Shared setup for the threat suites (docs/threat-model.md): the integration
 # helpers plus a guest that runs in the background while a test attacks it.
 load ../integration/helpers
 PROBE=$ROOT/$O/tests/threat-probe
 
-# need_root: the attacks below are made by root (the strongest host user
-# short of the kernel); without root they SKIP, or FAIL under CI.
-need_root() {
-	if [ "$(id -u)" != 0 ]; then
-		[ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && { echo "threat tests need root" >&2; return 1; }
-		skip "needs root"
-	fi
-}
+# The attacks below are made by root (the strongest host user short of
+# the kernel): need_root (helpers.bash).
 
 # A token per test, so the secret a guest builds from it is new each time.
 new_token() {
@@ -45,7 +40,30 @@ stop_guest() {
 	wait "$MON_PID" || GUEST_STATUS=$?
 }
 
-# expect_line TEXT: $output has a line that starts with TEXT.
+# absent NEEDLE FILE...: fails (naming the file) if NEEDLE occurs in any
+# FILE, read as bytes. For use anywhere in a test: a bare `! grep` that is
+# not a test's last line cannot fail it.
+absent() {
+	local needle=$1 f
+	shift
+	for f in "$@"; do
+		if grep -qaF -- "$needle" "$f"; then
+			echo "found '$needle' in $f"
+			return 1
+		fi
+	done
+}
+
+# present NEEDLE FILE...: fails unless NEEDLE occurs in every FILE.
+present() {
+	local needle=$1 f
+	shift
+	for f in "$@"; do
+		grep -qaF -- "$needle" "$f" || { echo "'$needle' not in $f"; return 1; }
+	done
+}
+
+# expect_line TEXT: $output has a line that contains TEXT.
 expect_line() {
 	printf '%s\n' "$output" | grep -qF -- "$1" || { echo "missing '$1' in: $output"; return 1; }
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # ELF loader: its unit test, the test-image builder it shares with mkbadelf
 # and the fuzz corpus, and mkbadelf (writes malformed guests for
 # tests/integration/badelf.bats: mkbadelf GUEST.elf OUTDIR).
@@ -11,13 +12,9 @@ $(O)/san/tests/obj/elf_builder.o: tests/unit/elf_builder.c tests/unit/elf_builde
 	$(CC) $(SAN_CFLAGS) -c -o $@ $<
 
 $(eval $(call unit_test,test_elf_load,$(ELF_BUILDER_OBJ),))
-$(O)/tests/test_elf_load $(O)/san/tests/test_elf_load: tests/unit/elf_builder.h monitor/elf_load.h
+$(O)/tests/test_elf_load $(O)/san/tests/test_elf_load: tests/unit/elf_builder.h monitor/image/elf_load.h
 
 $(O)/tests/mkbadelf: tests/unit/mkbadelf.c $(ELF_BUILDER_OBJ) tests/unit/elf_builder.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(ELF_BUILDER_OBJ) $(HOST_LDFLAGS)
 ALL_TARGETS += $(O)/tests/mkbadelf
-
-# The integration suite for malformed images (added here, deduplicated, in
-# case tests/integration/*.mk also lists every *.bats file).
-TESTS := $(filter-out tests/integration/badelf.bats,$(TESTS)) tests/integration/badelf.bats

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Valid cloak guest ELF images for tests; see elf_builder.h. */
 #include "elf_builder.h"
 

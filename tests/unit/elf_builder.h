@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Builds small, valid cloak guest ELF images in memory, for the ELF loader's
  * unit tests, mkbadelf --synth and the fuzz seed corpus. Tests mutate the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mkbadelf: writes malformed variants of a valid cloak guest, one file per
  * case, for the integration tests (tests/integration/badelf.bats) and as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 $(eval $(call unit_test,test_options,,))
 $(eval $(call unit_test,test_pagetable,,))
 $(eval $(call unit_test,test_guestmem,,))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Host builds of the guest runtime's libc and their unit tests.
 #
 # runtime/libc/*.c define malloc, memcpy, snprintf, ... so their host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Shared by the host tests of the guest runtime's libc (test_rt_libc.c,
  * test_rt_heap.c): glibc's headers under their usual names, the runtime's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Host builds of the guest runtime's libc (tests/unit/rt_libc.mk): the
  * runtime defines malloc, memcpy, snprintf, ... which would clash with

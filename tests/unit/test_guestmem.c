@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Checked guest-memory access, the share bitmap, and wiping at release. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,23 +11,23 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <errno.h>
 
 #include "cloak/abi.h"
-#include "gmem.h"
-#include "guestmem.h"
-#include "kvm_compat.h"
-#include "sharemap.h"
+#include "mem/backend.h"
+#include "mem/guestmem.h"
+#include "mem/inspect.h"
+#include "mem/sharemap.h"
 
 #define MEM (8ull << 20)
 #define PG CLOAK_PAGE_SIZE
 
 static struct guestmem *mk(enum gm_backend b)
 {
-	char err[256];
-	int st;
-	struct guestmem *gm = gm_create(b, MEM, -1, err, sizeof err, &st);
+	struct fail f = { 0 };
+	struct guestmem *gm = gm_create(b, MEM, -1, &f);
 	if (!gm)
-		fail_msg("gm_create: %s", err);
+		fail_msg("gm_create: %s", f.msg);
 	return gm;
 }
 
@@ -34,13 +35,12 @@ static struct guestmem *mk(enum gm_backend b)
  * under CLOAK_REQUIRE_KVM=1). */
 static struct guestmem *mk_secret(void)
 {
-	char err[256];
-	int st;
-	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, err, sizeof err, &st);
+	struct fail f = { 0 };
+	struct guestmem *gm = gm_create(GM_BACKEND_SECRET, MEM, -1, &f);
 	if (!gm) {
 		const char *req = getenv("CLOAK_REQUIRE_KVM");
 		if (req && !strcmp(req, "1"))
-			fail_msg("secret backend unavailable: %s", err);
+			fail_msg("secret backend unavailable: %s", f.msg);
 		skip();
 	}
 	return gm;
@@ -111,13 +111,13 @@ static void test_protection(void **state)
 	char buf[3 * PG];
 	memset(buf, 'A', sizeof buf);
 	assert_int_equal(gm_copy_to(gm, gpa(0x100000), buf, sizeof buf), GM_OK);
-	gm_protect_enable(gm);
+	gm_protect(gm);
 	assert_true(gm_protected(gm));
 	/* Nothing shared: everything refused, even one byte. */
 	assert_int_equal(gm_copy_from(gm, buf, gpa(0x100000), 1), GM_EACCES);
 	/* Share pages 1 and 2 of three: a range touching page 0 is refused
 	 * whole, with no partial copy. */
-	assert_int_equal(gm_share(gm, gpa(0x101000), 2), 0);
+	assert_int_equal(gm_share(gm, gpa(0x101000), 2), GM_OK);
 	memset(buf, 'Z', sizeof buf);
 	assert_int_equal(gm_copy_to(gm, gpa(0x100ff0), buf, 32), GM_EACCES);
 	memset(buf, 0, sizeof buf);
@@ -130,12 +130,12 @@ static void test_protection(void **state)
 	assert_int_equal(gm_copy_from(gm, buf, gpa(0x100ff0), 16), GM_OK);
 	assert_int_equal(buf[0], 'A');
 	/* Unshare takes effect at once. */
-	assert_int_equal(gm_unshare(gm, gpa(0x101000), 1), 0);
+	assert_int_equal(gm_unshare(gm, gpa(0x101000), 1), GM_OK);
 	assert_int_equal(gm_copy_from(gm, buf, gpa(0x101000), 8), GM_EACCES);
 	assert_int_equal(gm_copy_from(gm, buf, gpa(0x102000), 8), GM_OK);
 	/* Repeats are idempotent. */
-	assert_int_equal(gm_share(gm, gpa(0x102000), 1), 0);
-	assert_int_equal(gm_unshare(gm, gpa(0x101000), 1), 0);
+	assert_int_equal(gm_share(gm, gpa(0x102000), 1), GM_OK);
+	assert_int_equal(gm_unshare(gm, gpa(0x101000), 1), GM_OK);
 	assert_int_equal(gm_shared_pages(gm), 2);
 	gm_destroy(gm);
 }
@@ -143,15 +143,15 @@ static void test_protection(void **state)
 static void test_share_validation(void **state)
 {
 	struct guestmem *gm = mk(GM_BACKEND_ANON);
-	assert_int_equal(gm_share(gm, gpa(0x1001), 1), -CLOAK_EINVAL);
-	assert_int_equal(gm_share(gm, gpa(0x1000), 0), -CLOAK_EINVAL);
-	assert_int_equal(gm_share(gm, gpa(MEM), 1), -CLOAK_EFAULT);
-	assert_int_equal(gm_share(gm, gpa(MEM - PG), 2), -CLOAK_EFAULT);
-	assert_int_equal(gm_share(gm, gpa(PG), UINT64_MAX / PG + 1), -CLOAK_EFAULT);
-	assert_int_equal(gm_share(gm, gpa(UINT64_MAX & ~(PG - 1)), 1), -CLOAK_EFAULT);
-	assert_int_equal(gm_unshare(gm, gpa(MEM - PG), 2), -CLOAK_EFAULT);
+	assert_int_equal(gm_share(gm, gpa(0x1001), 1), GM_EINVAL);
+	assert_int_equal(gm_share(gm, gpa(0x1000), 0), GM_EINVAL);
+	assert_int_equal(gm_share(gm, gpa(MEM), 1), GM_EFAULT);
+	assert_int_equal(gm_share(gm, gpa(MEM - PG), 2), GM_EFAULT);
+	assert_int_equal(gm_share(gm, gpa(PG), UINT64_MAX / PG + 1), GM_EFAULT);
+	assert_int_equal(gm_share(gm, gpa(UINT64_MAX & ~(PG - 1)), 1), GM_EFAULT);
+	assert_int_equal(gm_unshare(gm, gpa(MEM - PG), 2), GM_EFAULT);
 	assert_int_equal(gm_shared_pages(gm), 0);
-	assert_int_equal(gm_share(gm, gpa(0), MEM / PG), 0);
+	assert_int_equal(gm_share(gm, gpa(0), MEM / PG), GM_OK);
 	assert_int_equal(gm_shared_pages(gm), MEM / PG);
 	gm_destroy(gm);
 }
@@ -162,12 +162,19 @@ static void test_fd_io_checked(void **state)
 	int p[2];
 	assert_int_equal(pipe(p), 0);
 	gm_copy_to(gm, gpa(0x200000), "secret!", 7);
-	gm_protect_enable(gm);
-	assert_int_equal(gm_write_fd(gm, p[1], gpa(0x200000), 7), -1);
+	gm_protect(gm);
+	uint64_t n = 99;
+	assert_int_equal(gm_write_fd(gm, p[1], gpa(0x200000), 7, &n), GM_EACCES);
+	assert_int_equal(n, 0);
 	gm_share(gm, gpa(0x200000), 1);
-	assert_int_equal(gm_write_fd(gm, p[1], gpa(0x200000), 7), 7);
-	assert_int_equal(gm_read_fd(gm, p[0], gpa(0x200100), 7), 7);
-	assert_int_equal(gm_pwrite(gm, p[1], gpa(MEM - 2), 7, 0), -1);
+	assert_int_equal(gm_write_fd(gm, p[1], gpa(0x200000), 7, &n), GM_OK);
+	assert_int_equal(n, 7);
+	assert_int_equal(gm_read_fd(gm, p[0], gpa(0x200100), 7, &n), GM_OK);
+	assert_int_equal(n, 7);
+	assert_int_equal(gm_pwrite(gm, p[1], gpa(MEM - 2), 7, 0, &n), GM_EFAULT);
+	/* A host error is GM_EIO with errno (a pipe cannot pwrite). */
+	assert_int_equal(gm_pwrite(gm, p[1], gpa(0x200000), 7, 0, &n), GM_EIO);
+	assert_int_equal(errno, ESPIPE);
 	char b[8] = "";
 	assert_int_equal(gm_copy_from(gm, b, gpa(0x200100), 7), GM_OK);
 	assert_memory_equal(b, "secret!", 7);
@@ -180,10 +187,11 @@ static void test_fd_io_checked(void **state)
  * guest memory, then map the file again and look. */
 static void wipe_check(enum gm_backend b)
 {
-	gm_debug_keep_fd(true);
-	struct guestmem *gm = mk(b);
-	gm_debug_keep_fd(false);
-	int fd = gm_debug_dup_fd(gm);
+	struct fail f = { 0 };
+	struct guestmem *gm = gm_create_inspectable(b, MEM, -1, &f);
+	if (!gm)
+		fail_msg("gm_create_inspectable: %s", f.msg);
+	int fd = gm_inspect_dup_fd(gm);
 	assert_true(fd >= 0);
 	static char secret[3 * 4096];
 	memset(secret, 0x5a, sizeof secret);
@@ -237,7 +245,26 @@ static void test_zero_secret(void **state)
 static void test_secret_keeps_no_fd(void **state)
 {
 	struct guestmem *gm = mk_secret();
-	assert_int_equal(gm_debug_dup_fd(gm), -1);
+	assert_int_equal(gm_inspect_dup_fd(gm), -1);
+	gm_destroy(gm);
+}
+
+/* NO_GUP is claimed only where the check sees GUP refuse the memory: it
+ * does for secret memory, and does not for an ordinary page. */
+static void test_gup_check(void **state)
+{
+	static char ordinary[4096] = { 1 };
+	assert_false(membackend_gup_refused(ordinary));
+	struct guestmem *gm = mk_secret();
+	struct gm_slot sl;
+	gm_slot(gm, &sl);
+	char one = 1;
+	assert_int_equal(gm_copy_to(gm, gpa(0x100000), &one, 1), GM_OK);
+	assert_true(membackend_gup_refused((const void *)(uintptr_t)(sl.userspace_addr + 0x100000)));
+	assert_true(gm_host_protections(gm) & CLOAK_PROT_NO_GUP);
+	gm_destroy(gm);
+	gm = mk(GM_BACKEND_SHARED);
+	assert_false(gm_host_protections(gm) & CLOAK_PROT_NO_GUP);
 	gm_destroy(gm);
 }
 
@@ -260,91 +287,15 @@ static void test_secret_is_secretmem(void **state)
 	gm_destroy(gm);
 }
 
-/* A fake KVM for private/shared conversion: records each
- * KVM_SET_MEMORY_ATTRIBUTES call, and fails when told to. */
-struct attr_call {
-	int fd;
-	uint64_t gpa, size, attributes;
-};
-static struct attr_call calls[16];
-static int ncalls, fail_next;
-
-static int fake_ioctl(int fd, unsigned long request, void *arg)
+/* The one translation of statuses into the ABI's codes. */
+static void test_status_abi(void **state)
 {
-	if (request != KVM_SET_MEMORY_ATTRIBUTES)
-		return -1;
-	if (fail_next) {
-		fail_next--;
-		return -1;
-	}
-	const struct kvm_memory_attributes *a = arg;
-	if (ncalls < 16)
-		calls[ncalls] = (struct attr_call){ fd, a->address, a->size, a->attributes };
-	ncalls++;
-	return 0;
-}
-
-static void expect_call(int i, uint64_t g, uint64_t size, bool private_)
-{
-	assert_true(i < ncalls);
-	assert_int_equal(calls[i].fd, 77);
-	assert_int_equal(calls[i].gpa, g);
-	assert_int_equal(calls[i].size, size);
-	assert_int_equal(calls[i].attributes, private_ ? KVM_MEMORY_ATTRIBUTE_PRIVATE : 0);
-}
-
-/* On a host with private memory attributes, PROTECT makes all memory
- * private but the shared runs, SHARE/UNSHARE convert, and a conversion KVM
- * refuses leaves protection and share state as they were. */
-static void test_private_conversion(void **state)
-{
-	int (*saved)(int, unsigned long, void *) = gmem_ioctl;
-	gmem_ioctl = fake_ioctl;
-	ncalls = fail_next = 0;
-	struct guestmem *gm = mk(GM_BACKEND_ANON);
-	gm_debug_make_convertible(gm, 77);
-
-	/* Before PROTECT: bookkeeping only, nothing converted. */
-	assert_int_equal(gm_share(gm, gpa(0x200000), 2), 0);
-	assert_int_equal(gm_share(gm, gpa(0x300000), 1), 0);
-	assert_int_equal(ncalls, 0);
-
-	assert_int_equal(gm_protect_enable(gm), 0);
-	assert_int_equal(ncalls, 3);
-	expect_call(0, 0, MEM, true);
-	expect_call(1, 0x200000, 2 * PG, false);
-	expect_call(2, 0x300000, PG, false);
-
-	assert_int_equal(gm_share(gm, gpa(0x400000), 4), 0);
-	expect_call(3, 0x400000, 4 * PG, false);
-	assert_int_equal(gm_unshare(gm, gpa(0x200000), 1), 0);
-	expect_call(4, 0x200000, PG, true);
-	assert_false(gm_is_shared(gm, gpa(0x200000), 1));
-
-	/* KVM refuses: nothing changes on our side either. */
-	fail_next = 1;
-	assert_int_equal(gm_share(gm, gpa(0x500000), 1), -CLOAK_EIO);
-	assert_false(gm_is_shared(gm, gpa(0x500000), 1));
-	fail_next = 1;
-	assert_int_equal(gm_unshare(gm, gpa(0x400000), 4), -CLOAK_EIO);
-	assert_true(gm_is_shared(gm, gpa(0x400000), 4 * PG));
-	/* Release converts everything back to shared so the wipe reaches it. */
-	int before = ncalls;
-	gm_destroy(gm);
-	assert_int_equal(ncalls, before + 1);
-	expect_call(before, 0, MEM, false);
-
-	/* PROTECT refused: protection stays off, memory put back to shared. */
-	ncalls = 0;
-	gm = mk(GM_BACKEND_ANON);
-	gm_debug_make_convertible(gm, 77);
-	fail_next = 1;
-	assert_int_equal(gm_protect_enable(gm), -CLOAK_EIO);
-	assert_false(gm_protected(gm));
-	assert_int_equal(ncalls, 1);
-	expect_call(0, 0, MEM, false);
-	gm_destroy(gm);
-	gmem_ioctl = saved;
+	assert_int_equal(gm_status_abi(GM_OK), 0);
+	assert_int_equal(gm_status_abi(GM_EFAULT), -CLOAK_EFAULT);
+	assert_int_equal(gm_status_abi(GM_EACCES), -CLOAK_EACCES);
+	assert_int_equal(gm_status_abi(GM_EINVAL), -CLOAK_EINVAL);
+	assert_int_equal(gm_status_abi(GM_EPERM), -CLOAK_EPERM);
+	assert_int_equal(gm_status_abi(GM_EIO), -CLOAK_EIO);
 }
 
 int main(void)
@@ -358,9 +309,10 @@ int main(void)
 		cmocka_unit_test(test_wipe_shared),
 		cmocka_unit_test(test_wipe_secret),
 		cmocka_unit_test(test_secret_is_secretmem),
+		cmocka_unit_test(test_gup_check),
 		cmocka_unit_test(test_secret_keeps_no_fd),
 		cmocka_unit_test(test_zero_secret),
-		cmocka_unit_test(test_private_conversion),
+		cmocka_unit_test(test_status_abi),
 	};
 	return cmocka_run_group_tests_name("guestmem", tests, NULL, NULL);
 }

@@ -1,76 +1,116 @@
-/* Host paths these machines cannot take, against fake KVM answers:
- * guest_memfd planning for hosts these machines are not (NO_DIRECT_MAP,
- * private attributes, no guest_memfd), and KVM_RUN's EFAULT on secret
- * memory (VMX/SVM hosts). */
+/* SPDX-License-Identifier: ISC */
+/*
+ * Decisions about hosts, from their capabilities: the guest_memfd plan,
+ * the automatic backend for every kind of host, what KVM_RUN failures and
+ * emulation failures mean, and the CPUID a guest is given. All pure, so
+ * every kind of host is covered whatever this one is.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "cloak/abi.h"
-#include "gmem.h"
-#include "vm.h"
-#include "kvm_compat.h"
+#include "kvm/kvm_compat.h"
+#include "kvm/run.h"
+#include "mem/guest_memfd.h"
+#include "mem/select.h"
+#include "x86/cpu.h"
 
 static void test_no_guest_memfd(void **state)
 {
-	struct gmem_caps c = { 0 };
-	struct gmem_plan p;
-	char err[256];
-	assert_int_equal(gmem_plan(&c, &p, err, sizeof err), -1);
-	assert_non_null(strstr(err, "no guest_memfd"));
+	struct guest_memfd_caps c = { 0 };
+	struct guest_memfd_plan p;
+	struct fail f = { 0 };
+	assert_int_equal(guest_memfd_plan(&c, &p, &f), -1);
+	assert_int_equal(f.status, CLOAK_EXIT_NOHOST);
+	assert_non_null(strstr(f.msg, "no guest_memfd"));
 }
 
 static void test_private_only(void **state)
 {
-	/* guest_memfd without MMAP (SNP/TDX style): not drivable yet. */
-	struct gmem_caps c = { .guest_memfd = true, .user_memory2 = true, .flags = 0,
-			       .attributes = KVM_MEMORY_ATTRIBUTE_PRIVATE };
-	struct gmem_plan p;
-	char err[256];
-	assert_int_equal(gmem_plan(&c, &p, err, sizeof err), -1);
-	assert_non_null(strstr(err, "MMAP|INIT_SHARED"));
+	/* guest_memfd without MMAP (what SNP/TDX VM types use): a default VM
+	 * cannot run from it. */
+	struct guest_memfd_caps c = { .guest_memfd = true, .user_memory2 = true, .flags = 0 };
+	struct guest_memfd_plan p;
+	struct fail f = { 0 };
+	assert_int_equal(guest_memfd_plan(&c, &p, &f), -1);
+	assert_non_null(strstr(f.msg, "MMAP|INIT_SHARED"));
 }
 
-static void test_this_host(void **state)
+static void test_mappable(void **state)
 {
-	/* What these machines report: flags 3, no attributes. */
-	struct gmem_caps c = { .guest_memfd = true, .user_memory2 = true, .flags = 3 };
-	struct gmem_plan p;
-	char err[256];
-	assert_int_equal(gmem_plan(&c, &p, err, sizeof err), 0);
+	/* Linux 6.18+: flags 3 (MMAP, INIT_SHARED). */
+	struct guest_memfd_caps c = { .guest_memfd = true, .user_memory2 = true, .flags = 3 };
+	struct guest_memfd_plan p;
+	struct fail f = { 0 };
+	assert_int_equal(guest_memfd_plan(&c, &p, &f), 0);
 	assert_int_equal(p.flags, GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED);
 	assert_false(p.no_direct_map);
-	assert_false(p.private_possible);
 }
 
 static void test_no_direct_map_host(void **state)
 {
-	/* A host with the (proposed) NO_DIRECT_MAP flag and private attributes. */
-	struct gmem_caps c = { .guest_memfd = true, .user_memory2 = true,
-			       .flags = 3 | CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP,
-			       .attributes = KVM_MEMORY_ATTRIBUTE_PRIVATE };
-	struct gmem_plan p;
-	char err[256];
-	assert_int_equal(gmem_plan(&c, &p, err, sizeof err), 0);
+	/* A host with the proposed NO_DIRECT_MAP flag asks for it. */
+	struct guest_memfd_caps c = { .guest_memfd = true, .user_memory2 = true,
+				      .flags = 3 | CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP };
+	struct guest_memfd_plan p;
+	struct fail f = { 0 };
+	assert_int_equal(guest_memfd_plan(&c, &p, &f), 0);
 	assert_true(p.flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP);
 	assert_true(p.no_direct_map);
-	assert_true(p.private_possible);
 }
 
-/* A host whose KVM faults guest pages in with GUP (VMX/SVM) cannot run a
- * guest from memfd_secret: KVM_RUN fails with EFAULT, and the monitor must
- * say so and point to gmem rather than report a crash. */
+/* The automatic backend on each kind of host: never one that fails there,
+ * and a refusal that names --memory=shared, never another failing one. */
+static void test_select(void **state)
+{
+	const struct guest_memfd_caps none = { 0 };
+	const struct guest_memfd_caps mappable = { true, true, 3 };
+	struct {
+		struct gm_host h;
+		int ok;
+		enum gm_backend want;
+	} cases[] = {
+		{ { false, true, none }, 1, GM_BACKEND_SECRET },     /* emulating, 6.x */
+		{ { false, true, mappable }, 1, GM_BACKEND_SECRET }, /* emulating, 6.18+ */
+		{ { true, true, mappable }, 1, GM_BACKEND_GMEM },    /* VMX/SVM, 6.18+ */
+		{ { true, true, none }, 0, 0 },                      /* VMX/SVM, 6.12 */
+		{ { true, false, none }, 0, 0 },
+		{ { false, false, mappable }, 0, 0 },                /* emulating, no secretmem */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		enum gm_backend b = GM_BACKEND_ANON;
+		struct fail f = { 0 };
+		int r = gm_select(&cases[i].h, &b, &f);
+		if (cases[i].ok) {
+			assert_int_equal(r, 0);
+			assert_int_equal(b, cases[i].want);
+		} else {
+			assert_int_equal(r, -1);
+			assert_int_equal(f.status, CLOAK_EXIT_NOHOST);
+			assert_non_null(strstr(f.msg, "--memory=shared"));
+			assert_null(strstr(f.msg, "--memory=gmem"));
+			assert_null(strstr(f.msg, "--memory=secret"));
+		}
+	}
+}
+
+/* A KVM that faults guest pages in with GUP (VMX/SVM) cannot run a guest
+ * from memfd_secret: KVM_RUN fails with EFAULT, and the monitor says so
+ * without sending the user to another backend that may fail too. */
 static void test_efault_on_secret(void **state)
 {
-	char msg[256];
+	char msg[300];
 	assert_int_equal(run_error_diagnosis(EFAULT, GM_BACKEND_SECRET, msg, sizeof msg),
 			 CLOAK_EXIT_NOHOST);
-	assert_non_null(strstr(msg, "--memory=gmem"));
+	assert_non_null(strstr(msg, "GUP"));
+	assert_null(strstr(msg, "--memory=gmem"));
 	assert_int_equal(run_error_diagnosis(EFAULT, GM_BACKEND_SHARED, msg, sizeof msg),
 			 CLOAK_EXIT_CRASH);
 	assert_int_equal(run_error_diagnosis(EINVAL, GM_BACKEND_SECRET, msg, sizeof msg),
@@ -78,14 +118,97 @@ static void test_efault_on_secret(void **state)
 	assert_non_null(strstr(msg, "KVM_RUN failed"));
 }
 
+/* Emulation failures name what is known, and blame SSE only for SSE. */
+static void test_emulation_diagnosis(void **state)
+{
+	static const struct {
+		uint8_t b[4];
+		size_t n;
+		const char *want, *not;
+	} cases[] = {
+		{ { 0x0f, 0x59, 0xc1 }, 3, "SSE instruction (bytes 0f 59 c1)", NULL }, /* mulps */
+		{ { 0x66, 0x0f, 0xfe, 0xc1 }, 4, "SSE", NULL },    /* paddd */
+		{ { 0xcc }, 1, "int3", "SSE" },
+		{ { 0xcd, 0x80 }, 2, "int n", "SSE" },
+		{ { 0x0f, 0x34 }, 2, "sysenter", "SSE" },
+		{ { 0x0f, 0x05 }, 2, "syscall", "SSE" },
+		{ { 0xc5, 0xf8, 0x77 }, 3, "AVX", NULL },          /* vzeroupper */
+		{ { 0x90 }, 1, "bytes 90", "SSE" },
+		{ { 0 }, 0, "not shared", "SSE" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char msg[200];
+		run_emulation_diagnosis(cases[i].b, cases[i].n, msg, sizeof msg);
+		if (!strstr(msg, cases[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, msg, cases[i].want);
+		if (cases[i].not && strstr(msg, cases[i].not))
+			fail_msg("case %zu: '%s' blames '%s'", i, msg, cases[i].not);
+	}
+}
+
+static struct kvm_cpuid2 *cpuid_table(size_t n)
+{
+	struct kvm_cpuid2 *c = calloc(1, sizeof *c + n * sizeof(struct kvm_cpuid_entry2));
+	assert_non_null(c);
+	return c;
+}
+
+static void add(struct kvm_cpuid2 *c, uint32_t fn, uint32_t idx, uint32_t a, uint32_t b,
+		uint32_t cx, uint32_t d)
+{
+	c->entries[c->nent++] = (struct kvm_cpuid_entry2){ .function = fn, .index = idx,
+							   .eax = a, .ebx = b, .ecx = cx,
+							   .edx = d };
+}
+
+static const struct kvm_cpuid_entry2 *leaf(const struct kvm_cpuid2 *c, uint32_t fn)
+{
+	for (uint32_t i = 0; i < c->nent; i++)
+		if (c->entries[i].function == fn)
+			return &c->entries[i];
+	return NULL;
+}
+
+/* A guest sees no virtualization features and no hypervisor leaves, and
+ * keeps what it uses (NX, RDRAND, RDSEED, the vendor string). */
+static void test_cpuid_filter(void **state)
+{
+	struct kvm_cpuid2 *c = cpuid_table(16);
+	add(c, 0, 0, 0x10, 0x68747541, 0x444d4163, 0x69746e65);
+	add(c, 1, 0, 0x00a00f11, 0x01020800, 0xfffaf3ff | (1u << 5) | (1u << 31), 0x178bfbff);
+	add(c, 7, 0, 1, (1u << 18) | (1u << 0), 0xffff, 0xffff);
+	add(c, 7, 1, 0, 0xffffffff, 0, 0);
+	add(c, 0xd, 0, 7, 0x340, 0x340, 0);
+	add(c, 0x40000000u, 0, 0x40000001u, 0x4b4d564b, 0x564b4d56, 0x4d);
+	add(c, 0x80000000u, 0, 0x80000023u, 0x68747541, 0x444d4163, 0x69746e65);
+	add(c, 0x80000001u, 0, 0, 0, (1u << 2) | (1u << 0), (1u << 20) | (1u << 29) | (1u << 26));
+	cpu_filter_cpuid(c);
+	assert_null(leaf(c, 0x40000000u));
+	assert_null(leaf(c, 0xd));
+	assert_int_equal(leaf(c, 0)->eax, 7);
+	assert_int_equal(leaf(c, 0)->ebx, 0x68747541);
+	assert_int_equal(leaf(c, 1)->ecx & (1u << 5), 0);  /* no VMX */
+	assert_int_equal(leaf(c, 1)->ecx & (1u << 31), 0); /* no hypervisor bit */
+	assert_true(leaf(c, 1)->ecx & (1u << 30));          /* RDRAND kept */
+	assert_int_equal(leaf(c, 7)->ebx, 1u << 18);        /* RDSEED only */
+	assert_int_equal(leaf(c, 7)->index, 0);             /* subleaf 1 dropped */
+	assert_int_equal(leaf(c, 0x80000000u)->eax, 0x80000008u);
+	assert_int_equal(leaf(c, 0x80000001u)->ecx, 0);     /* no SVM */
+	assert_int_equal(leaf(c, 0x80000001u)->edx, (1u << 20) | (1u << 29));
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_guest_memfd),
 		cmocka_unit_test(test_private_only),
-		cmocka_unit_test(test_this_host),
+		cmocka_unit_test(test_mappable),
 		cmocka_unit_test(test_no_direct_map_host),
+		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_efault_on_secret),
+		cmocka_unit_test(test_emulation_diagnosis),
+		cmocka_unit_test(test_cpuid_filter),
 	};
 	return cmocka_run_group_tests_name("host_paths", tests, NULL, NULL);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Command-line parsing: sizes, seconds, bounds, argument splitting. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +10,7 @@
 #include <cmocka.h>
 
 #include "cloak/abi.h"
-#include "options.h"
+#include "cli/options.h"
 
 static void test_parse_size(void **state)
 {
@@ -66,7 +67,12 @@ static enum opt_result parse(struct options *o, char *err, const char *a0, ...)
 	va_end(ap);
 	argv[argc] = NULL;
 	FILE *devnull = fopen("/dev/null", "w");
-	enum opt_result r = options_parse(argc, argv, o, err, 256, devnull);
+	struct fail f = { 0 };
+	enum opt_result r = options_parse(argc, argv, o, &f, devnull);
+	memcpy(err, f.msg, 256);
+	err[255] = 0;
+	if (r == OPT_ERROR)
+		assert_int_equal(f.status, CLOAK_EXIT_USAGE);
 	fclose(devnull);
 	return r;
 }

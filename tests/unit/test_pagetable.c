@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Initial page tables: identity map, page 0 absent, per-segment access in
  * the image (W^X, no-execute data), guard pages in its holes, bounds. */
 #include <setjmp.h>
@@ -9,7 +10,8 @@
 #include <cmocka.h>
 
 #include "cloak/abi.h"
-#include "pagetable.h"
+#include "limits.h"
+#include "x86/pagetable.h"
 
 #define BASE CLOAK_GPA_PAGETABLES
 #define ABSENT UINT64_MAX
@@ -26,12 +28,12 @@ static struct walk walk(const uint64_t *buf, uint64_t va)
 	uint64_t table = BASE;
 	for (int level = 3; level >= 0; level--) {
 		uint64_t e = buf[(table - BASE) / 8 + ((va >> (12 + 9 * level)) & 511)];
-		if (!(e & PTE_P))
+		if (!(e & X86_PTE_P))
 			return (struct walk){ ABSENT, 0, 0 };
-		w.write &= (e & PTE_W) != 0;
-		w.exec &= (e & PTE_NX) == 0;
+		w.write &= (e & X86_PTE_W) != 0;
+		w.exec &= (e & X86_PTE_NX) == 0;
 		uint64_t addr = e & 0x000ffffffffff000ull;
-		if (level == 0 || (level == 1 && (e & PTE_PS))) {
+		if (level == 0 || (level == 1 && (e & X86_PTE_PS))) {
 			uint64_t span = level ? (1ull << 21) : (1ull << 12);
 			w.pa = (addr & ~(span - 1)) | (va & (span - 1));
 			return w;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Host tests of the guest heap (runtime/libc/malloc.c), compiled for the
  * host with malloc & co. renamed to rt_NAME. Each test hands the heap a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Host tests of the guest runtime's string, formatting and number-parsing
  * code (runtime/libc/{string,printf,strtol}.c), compiled for the host with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Block devices (monitor option --block NAME=PATH[,ro][,sector=N]).
  *

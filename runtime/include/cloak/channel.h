@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Channels (monitor option --channel NAME=listen:PATH|connect:PATH): a
  * reliable byte stream to a host Unix socket.

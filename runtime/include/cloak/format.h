@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The runtime's printf engine, with the output left to the caller: it hands
  * the text to `out` piece by piece (literal runs, padding, converted

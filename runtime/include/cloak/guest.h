@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The cloak guest runtime's API. A guest is an ordinary
  * `int main(int argc, char **argv)`; the runtime has, before main:
@@ -45,6 +46,10 @@ uint64_t cloak_walltime_ns(void);
 /* Sleeps in the monitor until timeout or an event in wait_set; returns 0 or
  * -CLOAK_E*, *ready (may be NULL) gets the ready devices. */
 int cloak_poll(uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready);
+
+/* A CLOAK_E* code (negative, as calls return it, or positive) as text:
+ * "CLOAK_EACCES: buffer touches a page the guest has not shared". */
+const char *cloak_strerror(long code);
 
 /* Random bytes from the host. Returns 0 or -CLOAK_E*. */
 int cloak_random(void *buf, size_t len);

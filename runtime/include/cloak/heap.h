@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The guest heap behind malloc/free/calloc/realloc/aligned_alloc.
  *

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: ISC */
+/* The device registry; see registry.h. */
+#include "registry.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "cli/options.h"
+
+static int parse_all(struct devices *d, const struct options *o, struct fail *f)
+{
+	for (unsigned i = 0; i < o->nblock; i++) {
+		if (block_parse(o->block[i], &d->block[i], f))
+			return -1;
+		d->nblock = i + 1;
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(d->block[j].name, d->block[i].name))
+				return fail_set(f, CLOAK_EXIT_USAGE, "--block: two devices are "
+						"named '%s'", d->block[i].name);
+	}
+	for (unsigned i = 0; i < o->nchannel; i++) {
+		struct channel *c = &d->chan[i];
+		if (channel_parse(o->channel[i], c, f))
+			return -1;
+		c->index = i;
+		d->nchan = i + 1;
+		for (unsigned j = 0; j < i; j++) {
+			if (!strcmp(d->chan[j].name, c->name))
+				return fail_set(f, CLOAK_EXIT_USAGE, "--channel: two channels are "
+						"named '%s'", c->name);
+			if (!strcmp(d->chan[j].addr.sun_path, c->addr.sun_path))
+				return fail_set(f, CLOAK_EXIT_USAGE, "--channel: '%s' and '%s' use "
+						"the same socket %s", d->chan[j].name, c->name,
+						c->addr.sun_path);
+		}
+	}
+	return 0;
+}
+
+static int start_broker(struct devices *d, struct fail *f)
+{
+	struct broker_path paths[CLOAK_CHAN_MAX];
+	for (unsigned i = 0; i < d->nchan; i++) {
+		const struct channel *c = &d->chan[i];
+		paths[i] = (struct broker_path){ .addr = c->addr, .listen = c->mode == CHAN_LISTEN,
+						 .dev = c->dev, .ino = c->ino };
+	}
+	return broker_start(&d->broker, paths, d->nchan, f);
+}
+
+int devices_setup(struct devices **out, const struct options *o, struct fail *f)
+{
+	*out = NULL;
+	if (o->nblock == 0 && o->nchannel == 0)
+		return 0;
+	if (o->nblock > CLOAK_BLOCK_MAX || o->nchannel > CLOAK_CHAN_MAX)
+		return fail_set(f, CLOAK_EXIT_USAGE, "at most %u block devices and %u channels",
+				CLOAK_BLOCK_MAX, CLOAK_CHAN_MAX);
+	struct devices *d = calloc(1, sizeof *d);
+	if (!d)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "out of memory");
+	d->epoll_fd = d->broker.fd = -1;
+	for (unsigned i = 0; i < CLOAK_CHAN_MAX; i++)
+		d->watched_fd[i] = -1;
+	d->verbose = o->verbose;
+	*out = d; /* devices_finish() cleans up whatever was opened */
+	if (parse_all(d, o, f))
+		return -1;
+	/* Everything that opens a file or creates a socket happens here,
+	 * before the seccomp sandbox (process/sandbox.h) forbids it. */
+	for (unsigned i = 0; i < d->nblock; i++)
+		if (block_open(&d->block[i], f))
+			return -1;
+	for (unsigned i = 0; i < d->nchan; i++) {
+		if (d->chan[i].mode == CHAN_LISTEN && channel_listen(&d->chan[i], f))
+			return -1;
+		if (d->chan[i].mode == CHAN_CONNECT)
+			channel_connect_first(&d->chan[i]);
+	}
+	if (d->nchan && start_broker(d, f))
+		return -1;
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epoll_fd < 0)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "epoll_create1: %s", strerror(errno));
+	if (o->verbose) {
+		for (unsigned i = 0; i < d->nblock; i++)
+			fprintf(stderr, "cloak: block %u '%s': %s, %llu bytes, %u-byte sectors%s\n",
+				i, d->block[i].name, d->block[i].path,
+				(unsigned long long)d->block[i].capacity, d->block[i].sector_size,
+				d->block[i].read_only ? ", read-only" : "");
+		for (unsigned i = 0; i < d->nchan; i++)
+			fprintf(stderr, "cloak: channel %u '%s': %s %s%s\n", i, d->chan[i].name,
+				d->chan[i].mode == CHAN_LISTEN ? "listening on" : "connects to",
+				d->chan[i].addr.sun_path,
+				d->chan[i].mode == CHAN_CONNECT && d->chan[i].fd < 0
+					? " (nobody listens yet)" : "");
+	}
+	return 0;
+}
+
+uint64_t devices_caps(const struct devices *d)
+{
+	if (!d)
+		return 0;
+	return (d->nblock ? CLOAK_CAP_BLOCK : 0) | (d->nchan ? CLOAK_CAP_CHANNEL : 0);
+}
+
+void devices_finish(struct devices *d)
+{
+	if (!d)
+		return;
+	for (unsigned i = 0; i < d->nblock; i++)
+		block_close(&d->block[i]);
+	for (unsigned i = 0; i < d->nchan; i++) {
+		struct channel *c = &d->chan[i];
+		if (d->verbose)
+			fprintf(stderr, "cloak: channel '%s': %llu bytes in, %llu bytes out\n",
+				c->name, (unsigned long long)c->bytes_in,
+				(unsigned long long)c->bytes_out);
+		channel_close(c);
+		/* Before the broker started (a failed set-up) the monitor is not
+		 * sandboxed yet and removes its sockets itself. */
+		if (d->broker.fd < 0)
+			channel_remove_socket(c);
+	}
+	broker_stop(&d->broker); /* it removes the listening sockets */
+	if (d->epoll_fd >= 0)
+		close(d->epoll_fd);
+	free(d);
+}
+
+struct block_dev *devices_block_by_name(struct devices *d, const char *name, unsigned *h)
+{
+	for (unsigned i = 0; d && i < d->nblock; i++)
+		if (!strcmp(d->block[i].name, name)) {
+			*h = i;
+			return &d->block[i];
+		}
+	return NULL;
+}
+
+struct block_dev *devices_block(struct devices *d, uint64_t handle)
+{
+	return d && handle < d->nblock ? &d->block[handle] : NULL;
+}
+
+struct channel *devices_chan_by_name(struct devices *d, const char *name, unsigned *h)
+{
+	for (unsigned i = 0; d && i < d->nchan; i++)
+		if (!strcmp(d->chan[i].name, name)) {
+			*h = i;
+			return &d->chan[i];
+		}
+	return NULL;
+}
+
+struct channel *devices_chan(struct devices *d, uint64_t handle)
+{
+	return d && handle < d->nchan && d->chan[handle].opened ? &d->chan[handle] : NULL;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: ISC */
+/* Explaining KVM failures to the person who ran the guest; see run.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exit_status.h"
+#include "run.h"
+
+int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len)
+{
+	if (err == EFAULT && backend == GM_BACKEND_SECRET) {
+		/* KVM on VMX/SVM faults guest pages in with GUP, which refuses
+		 * secretmem; a KVM that emulates guest code reads through the
+		 * monitor's mapping instead, so there it works. */
+		snprintf(msg, len, "KVM_RUN failed with EFAULT: this host's KVM cannot run "
+			 "guests from memfd_secret memory (it faults guest pages in with GUP, "
+			 "which secret memory refuses); leave --memory unset to use the "
+			 "strongest backend this host runs");
+		return CLOAK_EXIT_NOHOST;
+	}
+	snprintf(msg, len, "KVM_RUN failed: %s", strerror(err));
+	return CLOAK_EXIT_CRASH;
+}
+
+/* Skips legacy and REX prefixes; returns the index of the opcode. */
+static size_t opcode_start(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+			 b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
+			 b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xf0 || (b[i] & 0xf0) == 0x40))
+		i++;
+	return i;
+}
+
+/* Two-byte opcodes (0f xx) of SSE/SSE2/SSSE3 operations on xmm/mmx data. */
+static int sse_opcode(uint8_t op)
+{
+	return (op >= 0x10 && op <= 0x17) || (op >= 0x28 && op <= 0x2f) ||
+	       (op >= 0x50 && op <= 0x7f) || op == 0xc2 || (op >= 0xc4 && op <= 0xc6) ||
+	       op >= 0xd0 || op == 0x38 || op == 0x3a;
+}
+
+void run_emulation_diagnosis(const uint8_t *b, size_t n, char *msg, size_t len)
+{
+	if (n == 0) {
+		snprintf(msg, len, "KVM could not emulate the instruction there (its bytes "
+			 "are in a page the guest has not shared)");
+		return;
+	}
+	char hex[3 * 8 + 1] = "";
+	for (size_t i = 0, at = 0; i < n && i < 8; i++)
+		at += (size_t)snprintf(hex + at, sizeof hex - at, "%s%02x", i ? " " : "", b[i]);
+	size_t i = opcode_start(b, n);
+	const char *what = NULL, *advice = "";
+	if (i >= n) {
+		what = "prefixes only";
+	} else if (b[i] == 0xcc) {
+		what = "int3";
+		advice = ": guests must not use breakpoints here (use ud2 to trap)";
+	} else if (b[i] == 0xcd) {
+		what = "int n";
+		advice = ": software interrupts are not emulated here";
+	} else if (b[i] == 0xc4 || b[i] == 0xc5 || b[i] == 0x62) {
+		what = "an AVX instruction";
+		advice = ": build guests with -mgeneral-regs-only";
+	} else if (b[i] == 0x0f && i + 1 < n) {
+		uint8_t op = b[i + 1];
+		if (op == 0x34 || op == 0x05 || op == 0x07 || op == 0x35) {
+			what = op == 0x34 ? "sysenter" : op == 0x35 ? "sysexit"
+			       : op == 0x05 ? "syscall" : "sysret";
+			advice = ": cloak guests run in ring 0 and call the monitor with port I/O";
+		} else if (sse_opcode(op)) {
+			what = "an SSE instruction";
+			advice = ": this host's KVM emulates guest code and has no SSE "
+				 "arithmetic: build guests with -mgeneral-regs-only";
+		}
+	}
+	if (what)
+		snprintf(msg, len, "KVM could not emulate %s (bytes %s)%s", what, hex, advice);
+	else
+		snprintf(msg, len, "KVM could not emulate the instruction (bytes %s)", hex);
+}

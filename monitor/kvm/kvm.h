@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * /dev/kvm and the VM: the one place that opens KVM and creates a VM, for
+ * the run path and for `cloak check` alike, so a missing or forbidden
+ * /dev/kvm gets the same message everywhere.
+ */
+#ifndef CLOAK_KVM_KVM_H
+#define CLOAK_KVM_KVM_H
+
+#include <stddef.h>
+
+#include "fail.h"
+
+struct kvm_host {
+	int kvm_fd; /* /dev/kvm */
+	int vm_fd;  /* a default VM (KVM_X86_DEFAULT_VM), no memory yet */
+	int api;    /* KVM_GET_API_VERSION */
+};
+
+/* Opens /dev/kvm and creates a VM; -1 with a one-line reason and the fix
+ * in *f (CLOAK_EXIT_NOHOST). Both descriptors are -1 on failure. */
+int kvm_open(struct kvm_host *k, struct fail *f);
+void kvm_close(struct kvm_host *k);
+
+/* One line on what this KVM offers cloak (--verbose, cloak check). */
+void kvm_describe(const struct kvm_host *k, char *buf, size_t len);
+
+#endif

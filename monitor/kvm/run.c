@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: ISC */
+/* The vCPU loop: every KVM exit gets a diagnosis and a documented status. */
+#include "run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "calls/dispatch.h"
+#include "kvm_compat.h"
+#include "process/signals.h"
+#include "test_hooks.h"
+
+static int on_io(struct vm *vm)
+{
+	struct kvm_run *run = vm->run;
+	/* KVM reports `outsl` like `outl` (count 1, the dword at rsi), so a
+	 * single string write is a call too; a repeated one is not. */
+	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1)
+		return vm_fail(vm, CLOAK_EXIT_VIOLATION,
+			       "guest %s I/O port 0x%x (%u bytes x %u): cloak's calls are "
+			       "single 4-byte outl", run->io.direction == KVM_EXIT_IO_OUT ?
+			       "wrote a repeated string to" : "read from",
+			       run->io.port, run->io.size, run->io.count);
+	if (run->io.port == CLOAK_PORT_NULL && run->io.size == 4)
+		return 0;
+	uint32_t value = 0;
+	if (run->io.size == 4 && run->io.data_offset <= vm->run_size - 4)
+		memcpy(&value, (const char *)run + run->io.data_offset, 4);
+	return hc_dispatch(vm, run->io.port, run->io.size, value);
+}
+
+static int on_emulation_failure(struct vm *vm)
+{
+	uint64_t rip = vm_guest_rip(vm);
+	const struct kvm_run *run = vm->run;
+	uint8_t bytes[15];
+	uint64_t n = 0;
+	/* KVM hands over the bytes it tried to decode where it can
+	 * (KVM_CAP_EXIT_ON_EMULATION_FAILURE): no need to read guest memory.
+	 * Otherwise they are read like any other guest access (identity
+	 * mapped), so a private page yields none. */
+	if (run->emulation_failure.ndata >= 3 &&
+	    (run->emulation_failure.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES)) {
+		n = run->emulation_failure.insn_size;
+		if (n > sizeof bytes)
+			n = sizeof bytes;
+		memcpy(bytes, run->emulation_failure.insn_bytes, n);
+	} else {
+		n = CLOAK_PAGE_SIZE - rip % CLOAK_PAGE_SIZE;
+		if (n > sizeof bytes)
+			n = sizeof bytes;
+		if (gm_check(vm->gm, gpa(rip), n) != GM_OK ||
+		    gm_copy_from(vm->gm, bytes, gpa(rip), n) != GM_OK)
+			n = 0;
+	}
+	char why[200];
+	run_emulation_diagnosis(bytes, n, why, sizeof why);
+	return vm_fail(vm, CLOAK_EXIT_CRASH, "KVM internal error (emulation) at rip 0x%llx: %s",
+		       (unsigned long long)rip, why);
+}
+
+static int on_exit_reason(struct vm *vm)
+{
+	struct kvm_run *run = vm->run;
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		return on_io(vm);
+	case KVM_EXIT_HLT:
+		return vm_fail(vm, CLOAK_EXIT_VIOLATION,
+			       "guest halted (hlt at rip 0x%llx) without calling exit",
+			       (unsigned long long)vm_guest_rip(vm));
+	case KVM_EXIT_MMIO:
+		return vm_fail(vm, CLOAK_EXIT_VIOLATION,
+			       "guest %s %u bytes at physical address 0x%llx, which is "
+			       "not guest RAM (no MMIO devices) at rip 0x%llx",
+			       run->mmio.is_write ? "wrote" : "read", run->mmio.len,
+			       (unsigned long long)run->mmio.phys_addr,
+			       (unsigned long long)vm_guest_rip(vm));
+	case KVM_EXIT_SHUTDOWN:
+		return vm_fail(vm, CLOAK_EXIT_CRASH,
+			       "guest triple-faulted (KVM_EXIT_SHUTDOWN) at rip 0x%llx: "
+			       "an exception arrived with no usable IDT or stack",
+			       (unsigned long long)vm_guest_rip(vm));
+	case KVM_EXIT_INTERNAL_ERROR:
+		if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION)
+			return on_emulation_failure(vm);
+		return vm_fail(vm, CLOAK_EXIT_CRASH, "KVM internal error (suberror %u) at rip "
+			       "0x%llx", run->internal.suberror,
+			       (unsigned long long)vm_guest_rip(vm));
+	case KVM_EXIT_FAIL_ENTRY:
+		return vm_fail(vm, CLOAK_EXIT_CRASH, "KVM could not enter the guest "
+			       "(hardware reason 0x%llx)", (unsigned long long)
+			       run->fail_entry.hardware_entry_failure_reason);
+	case KVM_EXIT_MEMORY_FAULT:
+		return vm_fail(vm, CLOAK_EXIT_CRASH, "KVM could not fault in guest memory "
+			       "(KVM_EXIT_MEMORY_FAULT)");
+	default:
+		return vm_fail(vm, CLOAK_EXIT_CRASH, "unexpected KVM exit reason %u at rip 0x%llx",
+			       run->exit_reason, (unsigned long long)vm_guest_rip(vm));
+	}
+}
+
+/* Stop requests are blocked outside KVM_RUN and the POLL wait
+ * (process/signals.h), so one that arrived is visible here. */
+static int check_stop(struct vm *vm)
+{
+	if (signals_watchdog_fired())
+		return vm_fail(vm, CLOAK_EXIT_WATCHDOG, "watchdog: --timeout expired, guest "
+			       "stopped at rip 0x%llx", (unsigned long long)vm_guest_rip(vm));
+	int sig = signals_stop_signal();
+	if (sig)
+		return vm_fail(vm, CLOAK_EXIT_INTERRUPTED, "interrupted by signal %d (%s), guest "
+			       "stopped", sig, strsignal(sig));
+	return 0;
+}
+
+int vm_run(struct vm *vm)
+{
+	while (!vm->stopped) {
+		if (check_stop(vm))
+			break;
+		if (ioctl(vm->vcpu_fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				vm->run->immediate_exit = 0;
+				continue;
+			}
+			char msg[300];
+			int st = run_error_diagnosis(errno, gm_backend(vm->gm), msg, sizeof msg);
+			vm_fail(vm, st, "%s", msg);
+			break;
+		}
+		test_hooks_first_exit(vm);
+		if (on_exit_reason(vm) != 0)
+			break;
+	}
+	return vm->exit_status;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: ISC */
+/* The vCPU loop and what each way out of it means. */
+#ifndef CLOAK_KVM_RUN_H
+#define CLOAK_KVM_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem/guestmem.h"
+#include "vm.h"
+
+/* Runs the vCPU until the guest exits, aborts, breaks the ABI, or a stop
+ * request ends it; returns the monitor's exit status. */
+int vm_run(struct vm *vm);
+
+/* What a KVM_RUN failure with errno `err` means for this backend: fills a
+ * one-line message and returns the exit status. Pure, so the case of
+ * secret memory on a KVM that faults guest pages in with GUP (VMX/SVM) is
+ * unit-tested on any host. */
+int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len);
+
+/* What KVM's failure to emulate an instruction means: `bytes` are up to n
+ * bytes at the guest's rip (n 0 when they could not be read). Fills a
+ * clause naming the instruction where it is known. Pure. */
+void run_emulation_diagnosis(const uint8_t *bytes, size_t n, char *msg, size_t len);
+
+#endif

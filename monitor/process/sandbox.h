@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The monitor's system-call allowlist (libseccomp), entered after set-up
+ * and before the guest's first instruction. From then on the monitor can
+ * run the vCPU, serve calls on descriptors it already holds, and exit; it
+ * cannot open files, create sockets, exec, fork, ptrace, map executable
+ * memory, or issue KVM ioctls other than those the run loop uses. A denied
+ * call fails with EPERM, so error paths still wipe guest memory on the way
+ * out. Every entry names its caller (sandbox.c).
+ */
+#ifndef CLOAK_PROCESS_SANDBOX_H
+#define CLOAK_PROCESS_SANDBOX_H
+
+#include "fail.h"
+
+int sandbox_enter(struct fail *f);
+
+/* The path broker's own, smaller allowlist (process/broker.h). */
+int sandbox_enter_broker(void);
+
+#endif

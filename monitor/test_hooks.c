@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: ISC */
+/* Test hooks; see test_hooks.h. Built only into the test monitor. */
+#include "test_hooks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "kvm/vm.h"
+#include "mem/inspect.h"
+
+static const char *hook;
+static int done;
+
+void test_hooks_init(void)
+{
+	hook = getenv("CLOAK_TEST_HOOK");
+}
+
+/* One line per attempt: "sandbox: NAME refused EPERM" or "... ALLOWED". */
+static void report(const char *name, long r)
+{
+	int e = errno;
+	if (r < 0)
+		fprintf(stderr, "sandbox: %s refused %s\n", name,
+			e == EPERM ? "EPERM" : strerrorname_np(e) ? strerrorname_np(e) : "?");
+	else
+		fprintf(stderr, "sandbox: %s ALLOWED\n", name);
+}
+
+static void sandbox_probe(struct vm *vm)
+{
+	errno = 0;
+	report("open", open("/etc/hostname", O_RDONLY));
+	report("openat", (long)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY));
+	report("socket-inet", socket(AF_INET, SOCK_STREAM, 0));
+	report("socket-unix", socket(AF_UNIX, SOCK_STREAM, 0));
+	struct sockaddr_un sun = { .sun_family = AF_UNIX, .sun_path = "/run/dbus/x" };
+	report("connect", connect(3, (struct sockaddr *)&sun, sizeof sun));
+	/* Harmless where it is allowed: init is not our tracee (ESRCH). */
+	report("ptrace", ptrace(PTRACE_PEEKUSER, 1, NULL, NULL));
+	void *x = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	report("mmap-exec", x == MAP_FAILED ? -1 : 0);
+	void *rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	report("mprotect-exec", rw == MAP_FAILED ? -1 : mprotect(rw, 4096, PROT_READ | PROT_EXEC));
+	report("memfd_create", (long)syscall(SYS_memfd_create, "x", 0));
+	long child = (long)syscall(SYS_fork);
+	if (child == 0)
+		_exit(0);
+	report("fork", child);
+	/* A path that does not exist: where exec is allowed it fails ENOENT. */
+	char *argv[] = { (char *)"/nonexistent/cloak-probe", NULL };
+	report("execve", execve(argv[0], argv, NULL));
+	report("unlink", unlink("/tmp/cloak-sandbox-probe-nonexistent"));
+	report("prctl-dumpable", prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
+	char b;
+	struct iovec l = { &b, 1 }, r = { &b, 1 };
+	report("process_vm_readv", process_vm_readv(getppid(), &l, 1, &r, 1, 0));
+	report("kill", kill(getppid(), 0));
+	report("ioctl-create-vcpu", ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, 1));
+	struct kvm_userspace_memory_region m = { .slot = 1, .guest_phys_addr = 1ull << 40,
+						 .memory_size = 4096,
+						 .userspace_addr = (uintptr_t)rw };
+	report("ioctl-memslot", ioctl(vm->kvm.vm_fd, KVM_SET_USER_MEMORY_REGION, &m));
+	struct kvm_regs regs;
+	report("ioctl-set-regs", ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs) < 0 ? -1
+				 : ioctl(vm->vcpu_fd, KVM_SET_REGS, &regs));
+	fprintf(stderr, "sandbox: probe done\n");
+}
+
+/* A witness that outlives the monitor: a child holding a descriptor for
+ * guest memory (the shared backend keeps one) looks at it once the monitor
+ * is gone and says how many pages still hold data. Needs --no-sandbox
+ * (fork) and --memory=shared (a descriptor to keep). */
+static void start_witness(struct vm *vm)
+{
+	int fd = gm_inspect_dup_fd(vm->gm), p[2];
+	uint64_t size = gm_size(vm->gm);
+	if (fd < 0 || pipe(p) != 0)
+		return;
+	if (fork() != 0) {
+		close(p[0]);
+		close(fd);
+		return; /* p[1] stays open in the monitor until it dies */
+	}
+	close(p[1]);
+	char c;
+	while (read(p[0], &c, 1) > 0)
+		;
+	const unsigned char *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	uint64_t dirty = 0;
+	for (uint64_t off = 0; m != MAP_FAILED && off < size; off += 4096)
+		for (uint64_t i = 0; i < 4096; i++)
+			if (m[off + i]) {
+				dirty++;
+				break;
+			}
+	fprintf(stderr, "witness: %llu pages hold data after the monitor ended\n",
+		(unsigned long long)dirty);
+	_exit(0);
+}
+
+/* A real page fault (si_code SEGV_MAPERR), as a bug in the monitor makes. */
+static void raise_fault(void)
+{
+	volatile int *volatile p = NULL;
+	*p = 1;
+}
+
+void test_hooks_first_exit(struct vm *vm)
+{
+	if (done++ || !hook)
+		return;
+	if (!strcmp(hook, "sandbox-probe"))
+		sandbox_probe(vm);
+	else if (!strcmp(hook, "fault")) {
+		start_witness(vm);
+		raise_fault();
+	}
+}
+
+void test_hooks_before_poll(void)
+{
+	if (hook && !strcmp(hook, "signal-before-poll"))
+		raise(SIGTERM);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Test hooks: the one interface through which tests reach inside a running
+ * monitor. They exist only in the test build of the monitor
+ * ($(O)/tests/cloak-hooks, compiled with CLOAK_TEST_HOOKS), never in the
+ * shipped `cloak`: without it every hook below is an empty inline.
+ *
+ * CLOAK_TEST_HOOK (environment, read at start) selects one:
+ *   sandbox-probe   at the guest's first exit, try system calls the
+ *                   sandbox forbids and print what each got;
+ *   fault           at the guest's first exit, fault (a real SIGSEGV) to
+ *                   exercise the monitor's own crash path;
+ *   signal-before-poll  a SIGTERM delivered between the guest's POLL exit
+ *                   and the monitor's sleep: the race a stop request must
+ *                   not lose.
+ */
+#ifndef CLOAK_TEST_HOOKS_H
+#define CLOAK_TEST_HOOKS_H
+
+struct vm;
+
+#ifdef CLOAK_TEST_HOOKS
+void test_hooks_init(void);
+void test_hooks_first_exit(struct vm *vm);
+void test_hooks_before_poll(void);
+#else
+static inline void test_hooks_init(void)
+{
+}
+static inline void test_hooks_first_exit(struct vm *vm)
+{
+	(void)vm;
+}
+static inline void test_hooks_before_poll(void)
+{
+}
+#endif
+
+#endif

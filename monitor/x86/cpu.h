@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The vCPU's x86 state at entry: CPUID (only what guests use), the GDT
+ * and TSS in the reserved area, the identity-mapped page tables, and long
+ * mode entered directly through KVM_SET_SREGS (no real-mode step).
+ */
+#ifndef CLOAK_X86_CPU_H
+#define CLOAK_X86_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fail.h"
+#include "mem/guestmem.h"
+#include "pagetable.h"
+
+struct kvm_cpuid2;
+
+/* Whether the host CPU (as this process sees it) offers hardware
+ * virtualization (VMX or SVM): then KVM runs guest code natively and
+ * faults guest pages in with GUP; without it, the KVM seen here emulates
+ * guest code and reads guest memory through the monitor's mapping. */
+bool cpu_host_hw_virt(void);
+
+/* Keeps only the CPUID leaves and bits a cloak guest has use for (see
+ * cpu.c): no virtualization features, no hypervisor leaves. Pure. */
+void cpu_filter_cpuid(struct kvm_cpuid2 *c);
+
+/* Sets CPUID from what KVM supports (filtered), writes GDT, TSS and page
+ * tables into guest memory, and enters long mode at `entry` with %rdi =
+ * boot info. *nx tells whether data pages are no-execute. */
+int cpu_setup(int kvm_fd, int vcpu_fd, struct guestmem *gm, uint64_t entry,
+	      const struct pt_range *image, unsigned nimage, bool *nx, struct fail *f);
+
+/* Points the vCPU at `rip` again, other state unchanged (cloak check runs
+ * its probe guest twice). */
+int cpu_restart_at(int vcpu_fd, uint64_t rip);
+
+#endif
