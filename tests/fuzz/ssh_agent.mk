@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The ssh-agent guest's parser and request handler (fuzz_ssh_agent.c), built
 # from the same sources as the guest, against the host's BearSSL.
 FUZZ_TARGETS += ssh_agent

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The ssh-agent guest's host-buildable modules (examples/ssh-agent; objects
 # from examples/build.mk), against the host's BearSSL.
 $(eval $(call unit_test,test_ssh_agent,$(SSH_AGENT_HOST_OBJ),-l:libbearssl.a))
