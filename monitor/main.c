@@ -26,6 +26,7 @@
 #include "process/signals.h"
 #include "test_hooks.h"
 #include "x86/pagetable.h"
+#include "x86/vcpu_wipe.h"
 
 /* What main() holds from set-up to the end, to release it on any path. */
 struct session {
@@ -207,6 +208,19 @@ static void finish(struct session *s)
 	}
 	devices_finish(vm->dev);
 	vm->dev = NULL;
+	if (vm->gm && gm_gave_up(vm->gm)) {
+		/* The private pages are no longer the monitor's to reach: the
+		 * guest's own vCPU zeroes them before KVM lets them go. */
+		struct fail wf = { 0 };
+		int64_t z = vcpu_wipe(vm, &wf);
+		if (z < 0)
+			fprintf(stderr, "cloak: %s: the %llu MiB of guest memory this monitor gave "
+				"up go back to the kernel unwiped\n", wf.msg,
+				(unsigned long long)(gm_size(vm->gm) >> 20));
+		else
+			vm_verbose(vm, "guest memory zeroed by the vCPU: %llu MiB",
+				   (unsigned long long)((uint64_t)z >> 20));
+	}
 	if (vm->gm) {
 		uint64_t wiped = gm_destroy(vm->gm);
 		vm->gm = NULL;

@@ -25,11 +25,66 @@
 
 static const char *hook;
 static int done;
+static int maps_fd = -1;
+static char *needle;
+static size_t needle_len;
 
 void test_hooks_init(void)
 {
 	hook = getenv("CLOAK_TEST_HOOK");
+	if (!hook || strcmp(hook, "selfscan"))
+		return;
+	/* Opened now: the sandbox forbids open later. */
+	maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	const char *rev = getenv("CLOAK_TEST_NEEDLE_REV");
+	needle_len = rev ? strlen(rev) : 0;
+	needle = malloc(needle_len + 1);
+	for (size_t i = 0; needle && i < needle_len; i++)
+		needle[i] = rev[needle_len - 1 - i];
 }
+
+/* Reads every readable mapping of this process with plain loads (what a
+ * compromised monitor can do) and reports whether the needle is there. */
+static void selfscan(void)
+{
+	static char maps[1 << 16];
+	ssize_t n = maps_fd >= 0 ? pread(maps_fd, maps, sizeof maps - 1, 0) : -1;
+	if (n <= 0 || !needle || !needle_len) {
+		fprintf(stderr, "selfscan: cannot scan\n");
+		return;
+	}
+	maps[n] = '\0';
+	uint64_t bytes = 0, regions = 0;
+	const char *found_in = NULL;
+	uintptr_t found_at = 0;
+	for (char *line = strtok(maps, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long lo, hi;
+		char perms[8];
+		int off = 0;
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &lo, &hi, perms, &off) < 3 ||
+		    perms[0] != 'r' || strstr(line, "[vsyscall]") || strstr(line, "[vvar"))
+			continue;
+		regions++;
+		bytes += hi - lo;
+		for (const char *p = (const char *)lo; !found_in && p + needle_len <= (const char *)hi;) {
+			const char *m = memmem(p, (size_t)((const char *)hi - p), needle, needle_len);
+			if (!m)
+				break;
+			if (m != needle) {
+				found_in = line;
+				found_at = (uintptr_t)m;
+			}
+			p = m + 1;
+		}
+	}
+	if (found_in)
+		fprintf(stderr, "selfscan: needle found at 0x%lx in %s\n", (unsigned long)found_at,
+			found_in);
+	else
+		fprintf(stderr, "selfscan: %llu bytes in %llu mappings read, needle not found\n",
+			(unsigned long long)bytes, (unsigned long long)regions);
+}
+
 
 /* One line per attempt: "sandbox: NAME refused EPERM" or "... ALLOWED". */
 static void report(const char *name, long r)
@@ -76,9 +131,11 @@ static void sandbox_probe(struct vm *vm)
 						 .memory_size = 4096,
 						 .userspace_addr = (uintptr_t)rw };
 	report("ioctl-memslot", ioctl(vm->kvm.vm_fd, KVM_SET_USER_MEMORY_REGION, &m));
-	struct kvm_regs regs;
-	report("ioctl-set-regs", ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs) < 0 ? -1
-				 : ioctl(vm->vcpu_fd, KVM_SET_REGS, &regs));
+	struct kvm_guest_debug dbg = { 0 };
+	report("ioctl-guest-debug", ioctl(vm->vcpu_fd, KVM_SET_GUEST_DEBUG, &dbg));
+	void *big = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	report("mremap", big == MAP_FAILED ? -1 : (long)(intptr_t)mremap(big, 8192, 1 << 20,
+							 MREMAP_MAYMOVE));
 	fprintf(stderr, "sandbox: probe done\n");
 }
 
@@ -135,6 +192,11 @@ void test_hooks_first_exit(struct vm *vm)
 
 void test_hooks_before_poll(void)
 {
+	static int scanned;
 	if (hook && !strcmp(hook, "signal-before-poll"))
 		raise(SIGTERM);
+	if (hook && !strcmp(hook, "selfscan") && !scanned) {
+		scanned = 1;
+		selfscan();
+	}
 }

@@ -12,7 +12,12 @@
  *                   exercise the monitor's own crash path;
  *   signal-before-poll  a SIGTERM delivered between the guest's POLL exit
  *                   and the monitor's sleep: the race a stop request must
- *                   not lose.
+ *                   not lose;
+ *   selfscan        at the guest's first POLL (threat_secret.elf polls once
+ *                   its secret is in place), read every readable byte of the monitor's own address
+ *                   space and say whether the needle is there (the needle
+ *                   comes reversed in CLOAK_TEST_NEEDLE_REV, so the
+ *                   environment does not hold it).
  */
 #ifndef CLOAK_TEST_HOOKS_H
 #define CLOAK_TEST_HOOKS_H

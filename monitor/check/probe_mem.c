@@ -23,8 +23,10 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "cloak/abi.h"
 #include "kvm/kvm.h"
@@ -326,24 +328,29 @@ static void probe_gup(struct backend_report *rep, uint64_t addr, uint64_t ctl,
 		      try_vmsplice(addr), try_vmsplice(ctl));
 
 	struct row_result *r = &rep->row[ROW_O_DIRECT];
-	const char *dirs[] = { "/tmp", "." };
-	char tried[128] = "";
-	for (size_t i = 0; i < 2; i++) {
-		int fd = direct_file(dirs[i]);
+	/* tmpfs takes O_DIRECT but copies the data (no GUP), so a write
+	 * there proves nothing either way: only other file systems count. */
+	const char *dirs[] = { "/tmp", "/var/tmp", "." };
+	char tried[200] = "";
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		struct statfs sf;
+		bool tmpfs = !statfs(dirs[i], &sf) && sf.f_type == TMPFS_MAGIC;
+		int fd = tmpfs ? -1 : direct_file(dirs[i]);
 		if (fd < 0) {
 			size_t l = strlen(tried);
-			snprintf(tried + l, sizeof tried - l, "%s%s (%s)", l ? ", " : "",
-				 dirs[i], errno == EINVAL ? "no O_DIRECT support" : errname(errno));
+			snprintf(tried + l, sizeof tried - l, "%s%s (%s)", l ? ", " : "", dirs[i],
+				 tmpfs ? "tmpfs, which copies O_DIRECT data without GUP"
+				 : errno == EINVAL ? "no O_DIRECT support" : errname(errno));
 			continue;
 		}
 		char what[96];
 		snprintf(what, sizeof what, "O_DIRECT write to a file in %s",
-			 i == 0 ? "/tmp" : "the current directory");
+			 strcmp(dirs[i], ".") ? dirs[i] : "the current directory");
 		judge_refusal(r, what, try_o_direct(fd, addr), try_o_direct(fd, ctl));
 		close(fd);
 		return;
 	}
-	set(r, PV_UNKNOWN, "not tested: no file system here takes O_DIRECT: %s", tried);
+	set(r, PV_UNKNOWN, "not tested: no file system here takes O_DIRECT through GUP: %s", tried);
 }
 
 static void probe_mapping(struct backend_report *rep, uint64_t addr, const struct child_view *cv)

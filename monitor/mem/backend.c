@@ -21,6 +21,7 @@
 #include "cloak/abi.h"
 #include "guest_memfd.h"
 #include "secretmem.h"
+#include "x86/cpu.h"
 
 const char *gm_backend_name(enum gm_backend kind)
 {
@@ -145,14 +146,21 @@ static int map_guest_memfd(struct membacking *mb, int vm_fd, struct fail *f)
 		return -1;
 	mb->is_guest_memfd = true;
 	mb->guest_memfd_flags = plan.flags;
+	/* A KVM that runs guest code natively (VMX/SVM) faults guest pages in
+	 * from the guest_memfd itself, not through the monitor's mapping; a
+	 * KVM that emulates guest code reads through that mapping. */
+	mb->can_give_up = cpu_host_hw_virt();
 	mb->protections = CLOAK_PROT_CHECKED_ACCESS |
 			  (plan.no_direct_map ? CLOAK_PROT_NO_DIRECT_MAP : 0);
 	snprintf(mb->describe, sizeof mb->describe,
-		 "guest_memfd (flags 0x%llx): %s; reachable by GUP and mapped in this monitor",
-		 (unsigned long long)plan.flags,
+		 "guest_memfd (flags 0x%llx): %s; %s", (unsigned long long)plan.flags,
 		 plan.no_direct_map ? "out of the kernel direct map"
 				    : "in the kernel direct map (guest_memfd offers no "
-				      "NO_DIRECT_MAP here)");
+				      "NO_DIRECT_MAP here)",
+		 mb->can_give_up ? "once the guest protects, this monitor unmaps every private "
+				   "page and keeps no descriptor"
+				 : "mapped in this monitor and reachable by GUP (this host's KVM "
+				   "reads guest memory through that mapping)");
 	return 0;
 }
 

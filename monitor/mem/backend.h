@@ -21,6 +21,11 @@ struct membacking {
 	int pagemap_fd; /* /proc/self/pagemap for the wipe (secret), or -1 */
 	bool is_guest_memfd; /* fd is a guest_memfd (the memslot takes it) */
 	uint64_t guest_memfd_flags; /* the flags it was created with */
+	/* KVM runs this memory without the monitor's mapping (guest_memfd on
+	 * a KVM that runs guest code natively): at PROTECT the monitor unmaps
+	 * every private page and closes fd (guestmem.c). */
+	bool can_give_up;
+	bool given_up;
 	/* CLOAK_PROT_* this memory has on this host, each verified or implied
 	 * by what the kernel accepted (see backend.c), never assumed. */
 	uint64_t protections;

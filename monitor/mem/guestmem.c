@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -23,6 +24,7 @@ struct guestmem {
 	bool protect;
 	bool log_refusals;
 	uint64_t refused;
+	uint64_t wiped; /* bytes wiped by gm_destroy itself (given-up memory) */
 };
 
 /* A hostile guest can cause refusals at will: log only the first few. */
@@ -58,6 +60,18 @@ void gm_set_log(struct guestmem *gm, bool on)
 	gm->log_refusals = on;
 }
 
+static uint64_t window_first(void)
+{
+	return CLOAK_GPA_MONITOR_WINDOW / CLOAK_PAGE_SIZE;
+}
+
+/* Does [first, first+count) touch the monitor window? */
+static bool touches_window(uint64_t first, uint64_t count)
+{
+	uint64_t w = window_first();
+	return first < w + CLOAK_MONITOR_WINDOW_PAGES && w < first + count;
+}
+
 static struct guestmem *create(enum gm_backend backend, uint64_t size, int kvm_vm_fd,
 			       bool keep_fd, struct fail *f)
 {
@@ -77,6 +91,9 @@ static struct guestmem *create(enum gm_backend backend, uint64_t size, int kvm_v
 		free(gm);
 		return NULL;
 	}
+	/* The monitor window is shared from the start and stays so. */
+	if (size >= CLOAK_GPA_MONITOR_WINDOW + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE)
+		sharemap_set(&gm->shared, window_first(), CLOAK_MONITOR_WINDOW_PAGES);
 	/* Should the monitor itself fault, this is what its handler wipes. */
 	signals_set_emergency_wipe(gm->mb.base, gm->mb.size);
 	return gm;
@@ -94,12 +111,46 @@ struct guestmem *gm_create_inspectable(enum gm_backend backend, uint64_t size, i
 	return create(backend, size, kvm_vm_fd, true, f);
 }
 
+/* Calls fn on each maximal run of pages whose share bit is `shared`. */
+static void for_each_run(struct guestmem *gm, bool shared,
+			 void (*fn)(struct guestmem *gm, uint64_t first, uint64_t count))
+{
+	uint64_t n = gm->shared.npages;
+	for (uint64_t p = 0; p < n;) {
+		bool s = sharemap_all_set(&gm->shared, p, 1);
+		uint64_t end = p + 1;
+		while (end < n && sharemap_all_set(&gm->shared, end, 1) == s)
+			end++;
+		if (s == shared)
+			fn(gm, p, end - p);
+		p = end;
+	}
+}
+
+static void unmap_run(struct guestmem *gm, uint64_t first, uint64_t count)
+{
+	munmap(gm->mb.base + first * CLOAK_PAGE_SIZE, count * CLOAK_PAGE_SIZE);
+}
+
+static void wipe_run(struct guestmem *gm, uint64_t first, uint64_t count)
+{
+	explicit_bzero(gm->mb.base + first * CLOAK_PAGE_SIZE, count * CLOAK_PAGE_SIZE);
+	gm->wiped += count * CLOAK_PAGE_SIZE;
+}
+
 uint64_t gm_destroy(struct guestmem *gm)
 {
 	if (!gm)
 		return 0;
 	signals_set_emergency_wipe(NULL, 0);
-	uint64_t wiped = membackend_release(&gm->mb);
+	if (gm->mb.given_up) {
+		/* Only the shared pages are still mapped: wipe those here; the
+		 * private ones were the vCPU's to wipe (x86/vcpu_wipe.h). */
+		for_each_run(gm, true, wipe_run);
+		munmap(gm->mb.base, gm->mb.size);
+		gm->mb.base = NULL;
+	}
+	uint64_t wiped = membackend_release(&gm->mb) + gm->wiped;
 	sharemap_free(&gm->shared);
 	free(gm);
 	return wiped;
@@ -115,7 +166,29 @@ uint64_t gm_shared_pages(const struct guestmem *gm) { return gm->shared.nshared;
 
 void gm_protect(struct guestmem *gm)
 {
+	if (gm->protect)
+		return;
 	gm->protect = true;
+	if (!gm->mb.can_give_up)
+		return;
+	/* The monitor gives up guest memory: every private page leaves its
+	 * address space and the descriptor is closed, so nothing in the
+	 * monitor can reach those pages or map them again; KVM runs the guest
+	 * from the memslot's guest_memfd binding. The shared pages stay
+	 * mapped: they are the window the monitor does I/O through. */
+	for_each_run(gm, false, unmap_run);
+	close(gm->mb.fd);
+	gm->mb.fd = -1;
+	gm->mb.given_up = true;
+	gm->mb.protections |= CLOAK_PROT_NO_VMM_MAP;
+	/* The fault handler could now touch unmapped pages: it wipes nothing
+	 * (the vCPU wipe at exit covers private pages, gm_destroy the rest). */
+	signals_set_emergency_wipe(NULL, 0);
+}
+
+bool gm_gave_up(const struct guestmem *gm)
+{
+	return gm->mb.given_up;
 }
 
 void gm_slot(const struct guestmem *gm, struct gm_slot *out)
@@ -262,22 +335,35 @@ static enum gm_status share_range(struct guestmem *gm, gpa_t g, uint64_t npages,
 	return GM_OK;
 }
 
+/* Once the monitor gave memory up, the shared window is fixed: a page it
+ * no longer maps cannot be shared again (there is nothing left to map it
+ * with), and an unshared page is unmapped for good. */
 enum gm_status gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
 {
 	uint64_t first;
 	enum gm_status s = share_range(gm, g, npages, &first);
-	if (s == GM_OK)
-		sharemap_set(&gm->shared, first, npages);
-	return s;
+	if (s != GM_OK)
+		return s;
+	if (gm->mb.given_up)
+		return sharemap_all_set(&gm->shared, first, npages) ? GM_OK : GM_EPERM;
+	sharemap_set(&gm->shared, first, npages);
+	return GM_OK;
 }
 
 enum gm_status gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
 {
 	uint64_t first;
 	enum gm_status s = share_range(gm, g, npages, &first);
-	if (s == GM_OK)
-		sharemap_clear(&gm->shared, first, npages);
-	return s;
+	if (s != GM_OK)
+		return s;
+	if (touches_window(first, npages))
+		return GM_EPERM;
+	if (gm->mb.given_up)
+		for (uint64_t p = first; p < first + npages; p++)
+			if (sharemap_all_set(&gm->shared, p, 1))
+				unmap_run(gm, p, 1);
+	sharemap_clear(&gm->shared, first, npages);
+	return GM_OK;
 }
 
 bool gm_is_shared(const struct guestmem *gm, gpa_t g, uint64_t len)

@@ -107,11 +107,20 @@ enum gm_status gm_read_fd(struct guestmem *gm, int fd, gpa_t dst, uint64_t len,
 enum gm_status gm_write_fd(struct guestmem *gm, int fd, gpa_t src, uint64_t len,
 			   uint64_t *done);
 
-/* The guest-driven protocol. Protection, once on, stays on. */
+/* The guest-driven protocol. Protection, once on, stays on. Where KVM runs
+ * the memory without the monitor's mapping (guest_memfd on VMX/SVM), the
+ * monitor then gives it up: private pages are unmapped, the descriptor
+ * closed, and CLOAK_PROT_NO_VMM_MAP reported. */
 bool gm_protected(const struct guestmem *gm);
 void gm_protect(struct guestmem *gm);
+/* The monitor no longer maps the private pages: they must be wiped by
+ * the vCPU (x86/vcpu_wipe.h) before release. */
+bool gm_gave_up(const struct guestmem *gm);
 /* Page-granular; gpa page aligned, npages > 0, range inside memory.
- * Sharing a shared page or unsharing a private one is not an error. */
+ * Sharing a shared page or unsharing a private one is not an error. The
+ * monitor window (CLOAK_GPA_MONITOR_WINDOW) cannot be unshared (GM_EPERM);
+ * once the monitor gave memory up, only pages still shared can be shared
+ * (GM_EPERM otherwise: the shared window is fixed at PROTECT). */
 enum gm_status gm_share(struct guestmem *gm, gpa_t gpa, uint64_t npages);
 enum gm_status gm_unshare(struct guestmem *gm, gpa_t gpa, uint64_t npages);
 bool gm_is_shared(const struct guestmem *gm, gpa_t gpa, uint64_t len);

@@ -21,7 +21,7 @@ static const struct allow monitor_allow[] = {
 	{ SCMP_SYS(epoll_ctl), "devices/waitset.c: the channels to wait for" },
 	{ SCMP_SYS(rt_sigreturn), "process/signals.c: return from a stop-request handler" },
 	{ SCMP_SYS(rt_sigprocmask), "process/signals.c: stop requests blocked around a sleep" },
-	{ SCMP_SYS(clock_gettime), "calls/core.c: WALLTIME where the vDSO cannot answer" },
+	{ SCMP_SYS(clock_gettime), "calls/core.c: WALLTIME, x86/vcpu_wipe.c: deadline (vDSO fallback)" },
 	{ SCMP_SYS(getrandom), "calls/core.c: RANDOM" },
 	{ SCMP_SYS(read), "devices/channel.c: channel reads; mem/wipe.c: pagemap" },
 	{ SCMP_SYS(write), "calls/core.c: CONSOLE; channel writes; diagnostics on stderr" },
@@ -37,7 +37,6 @@ static const struct allow monitor_allow[] = {
 	{ SCMP_SYS(recvmsg), "process/broker.c: the broker's answer and descriptor" },
 	{ SCMP_SYS(brk), "malloc" },
 	{ SCMP_SYS(munmap), "malloc; mem/backend.c: release of guest memory" },
-	{ SCMP_SYS(mremap), "realloc of large blocks" },
 	{ SCMP_SYS(madvise), "free: trimming the heap" },
 	{ SCMP_SYS(mincore), "mem/wipe.c: resident pages where pagemap cannot tell" },
 	{ SCMP_SYS(exit_group), "the monitor's exit" },
@@ -46,10 +45,17 @@ static const struct allow monitor_allow[] = {
 	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
 };
 
-/* KVM requests on the vCPU once the guest runs (kvm/run.c). */
+/* KVM requests on the vCPU once the guest runs. No mremap either: it
+ * could stretch a mapping of shared guest pages over the private ones the
+ * monitor gave up (realloc copies instead). */
 static const unsigned long kvm_requests[] = {
-	KVM_RUN,
-	KVM_GET_REGS, /* rip for diagnostics */
+	KVM_RUN,         /* kvm/run.c, x86/vcpu_wipe.c */
+	KVM_GET_REGS,    /* kvm/vm.c: rip for diagnostics */
+	KVM_GET_SREGS,   /* x86/vcpu_wipe.c */
+	KVM_SET_SREGS,   /* x86/vcpu_wipe.c */
+	KVM_SET_REGS,    /* x86/vcpu_wipe.c */
+	KVM_GET_VCPU_EVENTS, /* x86/vcpu_wipe.c */
+	KVM_SET_VCPU_EVENTS, /* x86/vcpu_wipe.c */
 };
 
 static const struct allow broker_allow[] = {

@@ -136,6 +136,13 @@ int main(int argc, char **argv)
 		return errors(&b);
 	if (!strcmp(argv[1], "stream"))
 		return stream(&b);
+	if (!strcmp(argv[1], "write-at")) { /* one sector at byte offset SEED */
+		static unsigned char sector[4096];
+		memset(sector, 0x5a, sizeof sector);
+		int w = cloak_block_write(&b, seed * 1024ull, sector, b.sector_size);
+		printf("write at %llu KiB: %d\n", (unsigned long long)seed, w);
+		return w ? 1 : 0;
+	}
 	if (!strcmp(argv[1], "info"))
 		return printf("capacity %llu sector %llu flags %llu handle %llu\n",
 			      (unsigned long long)b.capacity, (unsigned long long)b.sector_size,

@@ -53,9 +53,23 @@ static void error_cases(void)
 	printf("strerror(-99) = %s\n", cloak_strerror(-99));
 }
 
+/* After PROTECT: sharing a page that was private, and unsharing the
+ * monitor window (docs/abi.md). */
+static void share_after_protect(void)
+{
+	static char page[4096] __attribute__((aligned(4096)));
+	page[0] = 1;
+	report("share_after_protect", share(CLOAK_HC_SHARE, (uintptr_t)page, 1));
+	report("unshare_window", share(CLOAK_HC_UNSHARE, CLOAK_GPA_MONITOR_WINDOW, 1));
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "errors";
+	if (!strcmp(what, "share_after_protect")) {
+		share_after_protect();
+		return 0;
+	}
 	if (!strcmp(what, "errors")) {
 		error_cases();
 		return 0;

@@ -161,7 +161,7 @@ write: 0"
 	wait "$pid" || true
 	last=$(grep '^flushed' "$TMP/out" | tail -1 | cut -d' ' -f2)
 	[ -n "$last" ] && [ "$last" -ge 160 ] || { cat "$TMP/out"; false; }
-	run -1 grep -q "stream done" "$TMP/out"
+	if grep -q "stream done" "$TMP/out"; then echo "the stream finished before the kill"; return 1; fi
 	python3 - "$TMP/d.img" "$last" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()

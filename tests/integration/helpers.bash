@@ -4,6 +4,15 @@
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 O=${O:-build}
 CLOAK=${CLOAK_BIN:-$ROOT/$O/cloak}
+# CLOAK_TEST_MEMORY=BACKEND (secret, gmem, shared): every monitor run in the
+# suites that names no backend itself uses BACKEND instead of the default;
+# the SVM tier runs the suites once per backend so. $CLOAK is then a
+# wrapper (tests/integration/cloak-memory); $CLOAK_REAL is the monitor.
+CLOAK_REAL=$CLOAK
+if [ -n "${CLOAK_TEST_MEMORY:-}" ]; then
+	export CLOAK_REAL CLOAK_TEST_MEMORY
+	CLOAK=$ROOT/tests/integration/cloak-memory
+fi
 GUESTS=$ROOT/$O/tests/guests
 HELLO=$ROOT/$O/examples/hello.elf
 
@@ -35,12 +44,40 @@ need_kvm() {
 	fi
 }
 
-# kvm_kind: "hardware" where KVM runs guest code natively (VMX/SVM), else
-# "emulating" (its instruction emulator runs guest code).
+# need_backend BACKEND: the test is about one memory backend (its
+# protections or its errors). A run that selected another backend with
+# CLOAK_TEST_MEMORY skips it, saying so: that is the run's choice, not
+# something the host lacks, so it stays a skip under CLOAK_REQUIRE_KVM=1.
+need_backend() {
+	if [ -n "${CLOAK_TEST_MEMORY:-}" ] && [ "$CLOAK_TEST_MEMORY" != "$1" ]; then
+		skip "about --memory=$1; this run tests --memory=$CLOAK_TEST_MEMORY (CLOAK_TEST_MEMORY)"
+	fi
+}
+
+# kvm_kind: how this host's KVM runs guest code, which decides what some
+# guest instructions do: "hardware" when the CPU has VMX or SVM (the CPU
+# runs the guest; vmcall returns to it, SSE arithmetic works), else
+# "emulating" (KVM's instruction emulator runs every guest instruction, as
+# on hosts with a KVM built on shadow paging and no VMX/SVM: vmcall wedges
+# KVM_RUN, SSE arithmetic is an internal error). Reads the flags lines of
+# ${CLOAK_CPUINFO:-/proc/cpuinfo}. CLOAK_KVM_KIND, when set (the SVM tier
+# sets it), is what the runner knows: a disagreement is an error, so a
+# detection that goes wrong cannot quietly move tests to the other kind.
 kvm_kind() {
 	local kind=emulating
-	grep -E '^flags[[:space:]]*:' /proc/cpuinfo | grep -qwE 'vmx|svm' && kind=hardware
+	grep -E '^flags[[:space:]]*:' "${CLOAK_CPUINFO:-/proc/cpuinfo}" | grep -qwE 'vmx|svm' && kind=hardware
+	if [ -n "${CLOAK_KVM_KIND:-}" ] && [ "$CLOAK_KVM_KIND" != "$kind" ]; then
+		echo "CLOAK_KVM_KIND=$CLOAK_KVM_KIND but ${CLOAK_CPUINFO:-/proc/cpuinfo} says $kind" >&2
+		return 1
+	fi
 	echo "$kind"
+}
+
+# auto_backend: the backend --memory=auto picks on this kind of host
+# (monitor/mem/select.h): secret where KVM emulates guest code, gmem where
+# it runs guest code natively.
+auto_backend() {
+	if [ "$(kvm_kind)" = emulating ]; then echo secret; else echo gmem; fi
 }
 
 # need_root: tests that act as root (attacks, namespaces, other users)

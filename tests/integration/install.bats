@@ -31,7 +31,7 @@ setup() {
 	# shellcheck disable=SC2046 # the flags are words
 	cc $(pkg-config --cflags cloak-guest) -o "$guest" "$ROOT/examples/hello/hello.c" \
 		$(pkg-config --libs cloak-guest)
-	run timeout 60 "$PREFIX/bin/cloak" "$guest" -- installed
+	run timeout 60 "$PREFIX/bin/cloak" ${CLOAK_TEST_MEMORY:+"--memory=$CLOAK_TEST_MEMORY"} "$guest" -- installed
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"Hello from a cloak guest!"* ]]
 	[[ "$output" == *'argv[1] = "installed"'* ]]

@@ -76,12 +76,15 @@ teardown() {
 @test "a block write past the file size limit is an I/O error for the guest, not a SIGXFSZ" {
 	need_kvm
 	truncate -s 16M "$TMP/d.img"
-	# Guest memory is a file too: the limit (8 MiB) must leave room for it.
-	run bash -c "ulimit -f 8192; exec timeout 120 '$CLOAK' --mem=4M --block d='$TMP/d.img' '$GUESTS/block_io.elf' fill d 1"
-	# 8 MiB in, the write fails with EIO (-6): the guest reports it and
-	# exits 1; the monitor was not killed (that would be 153).
+	# Guest memory is a file too: the limit (8 MiB) leaves room for it.
+	run bash -c "ulimit -f 8192; exec timeout 60 '$CLOAK' --mem=4M --block d='$TMP/d.img' '$GUESTS/block_io.elf' write-at d 4096"
+	[ "$status" -eq 0 ] || { echo "$status: $output"; return 1; }
+	[[ "$output" == *"write at 4096 KiB: 0"* ]]
+	# Past the limit (12 MiB), the write fails with EIO (-6): the guest
+	# reports it and exits 1; the monitor was not killed (that is 153).
+	run bash -c "ulimit -f 8192; exec timeout 60 '$CLOAK' --mem=4M --block d='$TMP/d.img' '$GUESTS/block_io.elf' write-at d 12288"
 	[ "$status" -eq 1 ] || { echo "$status: $output"; return 1; }
-	[[ "$output" == *"failed: -6"* ]]
+	[[ "$output" == *"write at 12288 KiB: -6"* ]]
 }
 
 @test "a file size limit below --mem is a one-line start-up error (249)" {

@@ -10,7 +10,7 @@ load helpers
 HOOKS=$ROOT/$O/tests/cloak-hooks
 FORBIDDEN="open openat socket-inet socket-unix connect ptrace mmap-exec mprotect-exec
 memfd_create fork execve unlink prctl-dumpable process_vm_readv kill ioctl-create-vcpu
-ioctl-memslot ioctl-set-regs"
+ioctl-memslot ioctl-guest-debug mremap"
 
 @test "once the guest runs, every forbidden system call is refused, and the guest runs on" {
 	need_kvm
@@ -29,7 +29,7 @@ ioctl-memslot ioctl-set-regs"
 	need_kvm
 	run timeout 60 env CLOAK_TEST_HOOK=sandbox-probe "$HOOKS" --no-sandbox "$HELLO"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	for c in open openat socket-unix mmap-exec memfd_create fork prctl-dumpable kill ioctl-set-regs; do
+	for c in open openat socket-unix mmap-exec memfd_create fork prctl-dumpable kill ioctl-guest-debug mremap; do
 		[[ "$output" == *"sandbox: $c ALLOWED"* ]] || { echo "$c: $output"; return 1; }
 	done
 }

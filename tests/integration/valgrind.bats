@@ -9,7 +9,7 @@ vg() {
 	command -v valgrind >/dev/null || skip "valgrind not installed"
 	run timeout 120 valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 		--errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
-		"$CLOAK" --no-sandbox --memory=shared "$@"
+		"$CLOAK_REAL" --no-sandbox --memory=shared "$@"
 }
 
 @test "valgrind: hello boots clean" {

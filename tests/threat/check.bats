@@ -71,3 +71,17 @@ load threat_helpers
 	expect_line "not available: RLIMIT_MEMLOCK"
 	expect_line "default backend (secret): a promised protection does NOT hold"
 }
+
+@test "cloak check does not take an O_DIRECT write on tmpfs for GUP: unknown, with the reason" {
+	need_kvm
+	need_root
+	command -v unshare >/dev/null || skip "unshare not installed"
+	command -v jq >/dev/null || skip "jq not installed"
+	# tmpfs takes O_DIRECT but copies the data, so secret memory would
+	# "go through" there and the row would wrongly say no.
+	run unshare --mount sh -c "mount -t tmpfs none /tmp && mount -t tmpfs none /var/tmp &&
+		cd /tmp && exec '$CLOAK' check --json"
+	od() { printf '%s' "$output" | jq -r ".backends[0].protections[] | select(.id==\"o_direct\") | .$1"; }
+	[ "$(od result)" = unknown ] || { echo "o_direct: $(od result): $(od how)"; return 1; }
+	[[ "$(od how)" == *"/tmp (tmpfs, which copies O_DIRECT data without GUP)"* ]] || { od how; return 1; }
+}

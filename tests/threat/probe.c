@@ -14,6 +14,12 @@
  *             or take the monitor's descriptor for it with pidfd_getfd,
  *             map it here, then: vmsplice from it, O_DIRECT write from it to
  *             a file in $TMPDIR (or /tmp), and a plain read through it
+ *   all-readv, all-procmem, all-peek
+ *             the same (all-peek: ptrace PEEKDATA word by word, anonymous
+ *             and device mappings) over EVERY readable mapping of PID, not
+ *             only guest RAM: what a host process can get out of the monitor
+ *   kcore     physical memory, through /proc/kcore's RAM segments (root;
+ *             PID is not used): is the needle anywhere in RAM?
  * One line per attempt: "METHOD: refused ERRNO (message)",
  * "METHOD: read N bytes, needle found" or "..., needle not found".
  * If /proc/PID/maps is unreadable (a non-dumpable target), the range can
@@ -325,6 +331,160 @@ static void by_stolen(int pid, const struct range *r, const char *needle)
 	munmap(map, len);
 }
 
+/* Every readable mapping of pid: ranges and whether each is a file of
+ * the host's own (library, binary), which all-peek skips. */
+struct maps {
+	struct range r[512];
+	bool file[512];
+	unsigned n;
+};
+
+static bool read_maps(int pid, struct maps *m)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	m->n = 0;
+	while (m->n < 512 && fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi;
+		char perms[8];
+		int off = 0;
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s%n", &lo, &hi, perms, &off) < 3 ||
+		    perms[0] != 'r' || strstr(line, "[vsyscall]") || strstr(line, "[vvar"))
+			continue;
+		const char *name = line + off;
+		while (*name == ' ')
+			name++;
+		m->r[m->n] = (struct range){ lo, hi, "" };
+		snprintf(m->r[m->n].name, sizeof m->r[m->n].name, "%.*s", (int)strcspn(name, "\n"), name);
+		m->file[m->n] = !strncmp(name, "/usr/", 5) || !strncmp(name, "/work/", 6);
+		m->n++;
+	}
+	fclose(f);
+	return true;
+}
+
+static void all_readv_or_procmem(int pid, bool procmem, const char *needle)
+{
+	static unsigned char buf[CHUNK];
+	struct maps m;
+	struct scan s;
+	scan_init(&s, needle);
+	const char *what = procmem ? "all-procmem" : "all-readv";
+	if (!read_maps(pid, &m)) {
+		printf("%s: refused %s (cannot read maps)\n", what, strerrorname_np(errno));
+		return;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", pid);
+	int fd = procmem ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	unsigned refused = 0;
+	for (unsigned i = 0; i < m.n; i++)
+		for (uint64_t a = m.r[i].lo; a < m.r[i].hi; a += CHUNK) {
+			size_t n = m.r[i].hi - a < CHUNK ? m.r[i].hi - a : CHUNK;
+			ssize_t got;
+			if (procmem) {
+				got = pread(fd, buf, n, (off_t)a);
+			} else {
+				struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)a, n };
+				got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+			}
+			if (got <= 0) {
+				refused++;
+				break;
+			}
+			scan_feed(&s, buf, (size_t)got);
+		}
+	if (fd >= 0)
+		close(fd);
+	printf("%s: %u mappings, %u refused, read %llu bytes, needle %s\n", what, m.n, refused,
+	       (unsigned long long)s.bytes, s.found ? "found" : "not found");
+}
+
+static void all_peek(int pid, const char *needle)
+{
+	struct maps m;
+	struct scan s;
+	scan_init(&s, needle);
+	if (!read_maps(pid, &m) || ptrace(PTRACE_ATTACH, pid, 0, 0) != 0) {
+		printf("all-peek: refused %s (%s)\n", strerrorname_np(errno), strerror(errno));
+		return;
+	}
+	waitpid(pid, NULL, __WALL);
+	unsigned skipped = 0, refused = 0;
+	for (unsigned i = 0; i < m.n; i++) {
+		if (m.file[i]) {
+			skipped++;
+			continue;
+		}
+		for (uint64_t a = m.r[i].lo; a < m.r[i].hi; a += 8) {
+			errno = 0;
+			long w = ptrace(PTRACE_PEEKDATA, pid, (void *)(uintptr_t)a, 0);
+			if (errno) {
+				refused++;
+				break;
+			}
+			scan_feed(&s, (const unsigned char *)&w, sizeof w);
+		}
+	}
+	ptrace(PTRACE_DETACH, pid, 0, 0);
+	printf("all-peek: %u mappings (%u host files skipped), %u refused, read %llu bytes, "
+	       "needle %s\n", m.n, skipped, refused, (unsigned long long)s.bytes,
+	       s.found ? "found" : "not found");
+}
+
+/* Physical memory through /proc/kcore: its PT_LOAD segments with a
+ * physical address (RAM and kernel text), read in chunks. */
+static void by_kcore(const char *needle)
+{
+	static unsigned char buf[CHUNK];
+	struct scan s;
+	scan_init(&s, needle);
+	int fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	unsigned char eh[64];
+	if (fd < 0 || pread(fd, eh, sizeof eh, 0) != (ssize_t)sizeof eh) {
+		printf("kcore: refused %s (%s)\n", strerrorname_np(errno), strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	uint64_t phoff;
+	uint16_t phentsize, phnum;
+	memcpy(&phoff, eh + 32, 8);
+	memcpy(&phentsize, eh + 54, 2);
+	memcpy(&phnum, eh + 56, 2);
+	uint64_t found_count = 0;
+	for (unsigned i = 0; i < phnum; i++) {
+		unsigned char ph[56];
+		if (pread(fd, ph, sizeof ph, (off_t)(phoff + (uint64_t)i * phentsize)) != (ssize_t)sizeof ph)
+			break;
+		uint32_t type;
+		uint64_t off, paddr, filesz;
+		memcpy(&type, ph, 4);
+		memcpy(&off, ph + 8, 8);
+		memcpy(&paddr, ph + 24, 8);
+		memcpy(&filesz, ph + 32, 8);
+		if (type != 1 || paddr == UINT64_MAX)
+			continue;
+		struct scan seg;
+		scan_init(&seg, needle);
+		for (uint64_t a = 0; a < filesz; a += CHUNK) {
+			size_t n = filesz - a < CHUNK ? filesz - a : CHUNK;
+			ssize_t got = pread(fd, buf, n, (off_t)(off + a));
+			if (got <= 0)
+				break;
+			scan_feed(&seg, buf, (size_t)got);
+		}
+		s.bytes += seg.bytes;
+		found_count += seg.found;
+	}
+	close(fd);
+	printf("kcore: read %llu bytes of RAM, needle %s\n", (unsigned long long)s.bytes,
+	       found_count ? "found" : "not found");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
@@ -355,7 +515,13 @@ int main(int argc, char **argv)
 		printf("range: none\n");
 	fflush(stdout);
 	for (int i = 3; i < argc; i++) {
-		if (!have && strcmp(argv[i], "ptrace"))
+		if (!strcmp(argv[i], "all-readv") || !strcmp(argv[i], "all-procmem"))
+			all_readv_or_procmem(pid, argv[i][4] == 'p', needle);
+		else if (!strcmp(argv[i], "all-peek"))
+			all_peek(pid, needle);
+		else if (!strcmp(argv[i], "kcore"))
+			by_kcore(needle);
+		else if (!have && strcmp(argv[i], "ptrace"))
 			printf("%s: no guest RAM mapping in /proc/%d/maps\n", argv[i], pid);
 		else if (!strcmp(argv[i], "readv"))
 			by_readv(pid, &r, needle);

@@ -8,8 +8,8 @@ load threat_helpers
 maps_line() { grep -E "$1" "/proc/$MON_PID/maps" | head -1; }
 
 @test "guest RAM of a running guest is one secretmem mapping of the guest's size, not dumped" {
-	need_kvm; need_root; new_token
-	start_guest -- --mem=64M "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	need_kvm; need_root; need_backend secret; new_token
+	start_guest -- --memory=secret --mem=64M "$GUESTS/threat_secret.elf" "$TOKEN" 30
 	line=$(maps_line secretmem)
 	smaps=$(awk -v s="${line%%-*}" '$1 ~ "^"s"-" {p=1} p && /^VmFlags/ {print; exit}' "/proc/$MON_PID/smaps")
 	stop_guest

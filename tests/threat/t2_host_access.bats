@@ -20,7 +20,7 @@ attack() { # BACKEND METHODS...: probe a guest holding the secret
 }
 
 @test "process_vm_readv and /proc/PID/mem on guest RAM are refused (EFAULT, EIO)" {
-	need_kvm; need_root
+	need_kvm; need_root; need_backend secret
 	attack secret readv procmem
 	expect_line "range: "
 	expect_line "/secretmem"
@@ -31,7 +31,7 @@ attack() { # BACKEND METHODS...: probe a guest holding the secret
 }
 
 @test "no process can take a descriptor for secret guest RAM: the monitor keeps none" {
-	need_kvm; need_root
+	need_kvm; need_root; need_backend secret
 	# A process allowed to take the monitor's descriptors (root with
 	# CAP_SYS_PTRACE, pidfd_getfd) could map guest RAM and read it like its
 	# owner; the monitor closes the memfd_secret descriptor once mapped, so

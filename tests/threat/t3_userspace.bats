@@ -70,7 +70,10 @@ NOCAPS=(setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all)
 	command -v setpriv >/dev/null || skip "setpriv not installed"
 	new_token
 	start_guest "${NOCAPS[@]}" -- --mem=4M "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	range=$(awk '/secretmem/ {print $1; exit}' "/proc/$MON_PID/maps")
+	# Guest RAM is the largest mapping of the backend's file (as the probe finds it).
+	range=$(grep -E 'secretmem|memfd:cloak-guest|kvm-gmem' "/proc/$MON_PID/maps" |
+		while read -r r _; do echo "$((16#${r#*-} - 16#${r%-*})) $r"; done | sort -n | tail -1)
+	range=${range#* }
 	run env THREAT_RANGE="$range" "${NOCAPS[@]}" "$PROBE" "$MON_PID" \
 		"CLOAK-THREAT-$REV-SECRET" ptrace readv procmem
 	PROBE_OUT=$output

@@ -136,7 +136,8 @@ static void test_protection(void **state)
 	/* Repeats are idempotent. */
 	assert_int_equal(gm_share(gm, gpa(0x102000), 1), GM_OK);
 	assert_int_equal(gm_unshare(gm, gpa(0x101000), 1), GM_OK);
-	assert_int_equal(gm_shared_pages(gm), 2);
+	/* Two of these, and the monitor window, shared from the start. */
+	assert_int_equal(gm_shared_pages(gm), 2 + CLOAK_MONITOR_WINDOW_PAGES);
 	gm_destroy(gm);
 }
 
@@ -150,7 +151,10 @@ static void test_share_validation(void **state)
 	assert_int_equal(gm_share(gm, gpa(PG), UINT64_MAX / PG + 1), GM_EFAULT);
 	assert_int_equal(gm_share(gm, gpa(UINT64_MAX & ~(PG - 1)), 1), GM_EFAULT);
 	assert_int_equal(gm_unshare(gm, gpa(MEM - PG), 2), GM_EFAULT);
-	assert_int_equal(gm_shared_pages(gm), 0);
+	assert_int_equal(gm_shared_pages(gm), CLOAK_MONITOR_WINDOW_PAGES);
+	/* The monitor window cannot be unshared, even partly. */
+	assert_int_equal(gm_unshare(gm, gpa(CLOAK_GPA_MONITOR_WINDOW - PG), 2), GM_EPERM);
+	assert_true(gm_is_shared(gm, gpa(CLOAK_GPA_MONITOR_WINDOW), PG));
 	assert_int_equal(gm_share(gm, gpa(0), MEM / PG), GM_OK);
 	assert_int_equal(gm_shared_pages(gm), MEM / PG);
 	gm_destroy(gm);

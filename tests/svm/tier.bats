@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# The SVM tier's own logic, on the host (no VM, no network): the apt entry
+# it derives for another suite, the backend a test run selects, the kind
+# of KVM the suites detect, and what the tier does when it cannot run.
+bats_require_minimum_version 1.5.0
+load ../integration/helpers
+
+setup() {
+	. "$ROOT/tests/svm/svm-lib.bash"
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "a trixie-backports entry keeps the machine's archive, components and keyring (deb822)" {
+	cat >"$T/debian.sources" <<-'EOF'
+	# a comment
+	Types: deb
+	URIs: http://mirror.example/debian
+	Suites: bookworm bookworm-updates
+	Components: main contrib
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+	Types: deb
+	URIs: http://mirror.example/debian-security
+	Suites: bookworm-security
+	Components: main
+	EOF
+	SVM_CODENAME=bookworm run svm_derive_sources trixie-backports "$T/debian.sources"
+	[ "$status" -eq 0 ]
+	[ "$output" = "Types: deb
+URIs: http://mirror.example/debian
+Suites: trixie-backports
+Components: main contrib
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"; return 1; }
+}
+
+@test "the derived entry skips disabled and deb-src stanzas and keeps an inline key" {
+	cat >"$T/debian.sources" <<-'EOF'
+	Types: deb
+	URIs: http://off.example/debian
+	Suites: bookworm
+	Components: main
+	Enabled: no
+
+	Types: deb-src
+	URIs: http://src.example/debian
+	Suites: bookworm
+	Components: main
+
+	Types: deb
+	URIs: http://on.example/debian
+	Suites: bookworm
+	Components: main
+	Signed-By:
+	 -----BEGIN PGP PUBLIC KEY BLOCK-----
+	 .
+	 -----END PGP PUBLIC KEY BLOCK-----
+	EOF
+	SVM_CODENAME=bookworm run svm_derive_sources trixie-backports "$T/debian.sources"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"URIs: http://on.example/debian"* ]] || { echo "$output"; return 1; }
+	[[ "$output" != *off.example* && "$output" != *src.example* ]] || { echo "$output"; return 1; }
+	[[ "$output" == *$'\n -----END PGP PUBLIC KEY BLOCK-----'* ]] || { echo "$output"; return 1; }
+}
+
+@test "a trixie-backports entry from a one-line sources.list changes only the suite" {
+	printf '%s\n' "deb-src http://a.example/debian bookworm main" \
+		"deb [arch=amd64 signed-by=/k.gpg] http://b.example/debian bookworm main non-free" \
+		"deb http://c.example/debian bookworm main" >"$T/sources.list"
+	SVM_CODENAME=bookworm run svm_derive_sources trixie-backports "$T/sources.list"
+	[ "$status" -eq 0 ]
+	[ "$output" = "deb [arch=amd64 signed-by=/k.gpg] http://b.example/debian trixie-backports main non-free" ] ||
+		{ echo "$output"; return 1; }
+}
+
+@test "no entry for the machine's own release: derivation fails, printing nothing" {
+	printf 'deb http://a.example/debian bullseye main\n' >"$T/sources.list"
+	SVM_CODENAME=bookworm run svm_derive_sources trixie-backports "$T/sources.list"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+}
+
+@test "CLOAK_TEST_MEMORY puts its backend first; a test's own --memory comes later and wins; check passes through" {
+	printf '#!/bin/sh\necho "$@"\n' >"$T/fake-cloak"
+	chmod +x "$T/fake-cloak"
+	export CLOAK_REAL=$T/fake-cloak CLOAK_TEST_MEMORY=gmem
+	run "$ROOT/tests/integration/cloak-memory" -v g.elf -- a
+	[ "$output" = "--memory=gmem -v g.elf -- a" ] || { echo "$output"; return 1; }
+	run "$ROOT/tests/integration/cloak-memory" --memory=shared g.elf
+	[ "$output" = "--memory=gmem --memory=shared g.elf" ] || { echo "$output"; return 1; }
+	run "$ROOT/tests/integration/cloak-memory" check --json
+	[ "$output" = "check --json" ] || { echo "$output"; return 1; }
+}
+
+@test "the monitor honours the last --memory (what the wrapper relies on)" {
+	need_kvm
+	run_cloak -v --memory=gmem --memory=shared "$HELLO"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"guest memory: shared: "* ]] || { echo "$output"; return 1; }
+}
+
+@test "kvm_kind: svm or vmx in the CPU flags is hardware, neither is emulating" {
+	printf 'processor\t: 0\nflags\t\t: fpu sse2 svm npt\n' >"$T/svm"
+	printf 'processor\t: 0\nflags\t\t: fpu vmx ept\n' >"$T/vmx"
+	printf 'processor\t: 0\nmodel name\t: vmx svm in a name only\nflags\t\t: fpu sse2 hypervisor\n' >"$T/none"
+	unset CLOAK_KVM_KIND
+	[ "$(CLOAK_CPUINFO=$T/svm kvm_kind)" = hardware ]
+	[ "$(CLOAK_CPUINFO=$T/vmx kvm_kind)" = hardware ]
+	[ "$(CLOAK_CPUINFO=$T/none kvm_kind)" = emulating ]
+}
+
+@test "kvm_kind fails when it disagrees with what the runner knows (CLOAK_KVM_KIND)" {
+	printf 'flags\t\t: fpu sse2\n' >"$T/none"
+	CLOAK_CPUINFO=$T/none CLOAK_KVM_KIND=hardware run kvm_kind
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"CLOAK_KVM_KIND=hardware but $T/none says emulating"* ]]
+	CLOAK_CPUINFO=$T/none CLOAK_KVM_KIND=emulating run kvm_kind
+	[ "$status" -eq 0 ] && [ "$output" = emulating ]
+}
+
+@test "check-svm without QEMU: SKIP with the reason, or FAILED under CLOAK_REQUIRE_KVM=1" {
+	CLOAK_REQUIRE_KVM=0 SVM_QEMU=no-such-qemu run "$ROOT/tests/svm/run-svm"
+	[ "$status" -eq 0 ]
+	[ "$output" = "check-svm: SKIP: no-such-qemu not found; install Debian's qemu-system-x86 (apt-get install qemu-system-x86, or make: .ci/packages)" ] ||
+		{ echo "$output"; return 1; }
+	CLOAK_REQUIRE_KVM=1 SVM_QEMU=no-such-qemu run "$ROOT/tests/svm/run-svm"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "check-svm: FAILED: no-such-qemu not found; "*"(CLOAK_REQUIRE_KVM=1)" ]] || { echo "$output"; return 1; }
+}
+
+@test "check-svm without a kernel to boot: SKIP with the reason, or FAILED under CLOAK_REQUIRE_KVM=1" {
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed (the case above covers this host)"
+	printf 'deb http://a.example/debian bullseye main\n' >"$T/sources.list"
+	export CLOAK_SVM_CACHE=$T/cache SVM_APT_SOURCES=$T/sources.list SVM_CODENAME=bookworm
+	CLOAK_REQUIRE_KVM=0 run "$ROOT/tests/svm/run-svm" 7@trixie-backports
+	[ "$status" -eq 0 ]
+	[[ "$output" == "check-svm: SKIP: no 7 kernel: fetch-kernel: cannot derive an apt entry for trixie-backports from $T/sources.list"* ]] ||
+		{ echo "$output"; return 1; }
+	CLOAK_REQUIRE_KVM=1 run "$ROOT/tests/svm/run-svm" 7@trixie-backports
+	[ "$status" -eq 1 ]
+	[[ "$output" == "check-svm: FAILED: no 7 kernel: "* ]] || { echo "$output"; return 1; }
+}
