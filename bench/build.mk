@@ -9,6 +9,7 @@ $(O)/bench/bench_guestmem: bench/bench_guestmem.c $(O)/monitor/libmonitor.a
 $(eval $(call guest_elf,$(O)/bench/guests/hcbench.elf,$(O)/guest/bench/guests/hcbench.o))
 
 CORE_BENCH_DEPS := $(O)/bench/bench_boot $(O)/bench/bench_guestmem $(O)/bench/guests/hcbench.elf \
+	$(O)/bench/compute_ref $(O)/bench/guests/compute.elf \
 	$(O)/cloak $(O)/examples/hello.elf
 ALL_TARGETS += $(CORE_BENCH_DEPS)
 BENCHES += bench/run-core-bench

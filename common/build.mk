@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-COMMON_SRC := common/secretmem.c
+COMMON_SRC := common/secretmem.c common/kcore.c
 $(O)/common/%.o: common/%.c | $(O)/common/
 	$(CC) $(HOST_CFLAGS) -fPIC -MMD -c -o $@ $<
 $(O)/san/common/%.o: common/%.c | $(O)/san/common/

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Memory protection, guest side (the seed's KVM_HC_ENABLE_MEM_PROTECTED and
- * forced swiotlb): share the call-block pages and one bounce pool, then ask
+ * Memory protection, guest side (what the 2020 KVM proposal did with its
+ * enable hypercall and forced swiotlb): share the call-block pages and one
+ * bounce pool, then ask
  * the monitor to treat everything else as private. After that the monitor
  * can read or write only those pages.
  */

@@ -1,37 +1,42 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Host probing: the --verbose start-up line and `cloak check`, which probes
- * every memory backend on this host (hostcheck_probe.c, hostcheck_kvm.c)
- * and prints a table or, with --json, one JSON document.
+ * `cloak check`: probes every memory backend on this host (probe_mem.c,
+ * probe_kvm.c) and prints a table or, with --json, one JSON document,
+ * then a summary about the default: the backend --memory=auto picks here.
  *
- * Exit status: 0 when every protection the default backend (secret)
- * promises holds here, 1 when one does not, CLOAK_EXIT_NOHOST when there is
- * no usable KVM. A protection that could not be observed (e.g. direct-map
- * counters that did not move) does not fail the check; it is reported as
- * "unknown" with the reason.
+ * Exit status, each meaning exactly what the summary line says:
+ *   0  a default run can start here (a 64 MiB guest) and every protection
+ *      its backend promises was seen to hold;
+ *   1  a promised protection was seen NOT to hold, or no default run can
+ *      start here (no protected backend runs, or a limit is too low);
+ *   2  none was seen to fail, but some could not be observed here;
+ *   CLOAK_EXIT_NOHOST (249)  no usable KVM.
  */
 #include "check.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 
 #include "cloak/abi.h"
 #include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
+#include "limits.h"
+#include "mem/select.h"
 #include "probe.h"
 #include "secretmem.h"
+
+#define DEFAULT_RUN_MEM CLOAK_MEM_DEFAULT
 
 struct host_facts {
 	char kernel[160];
 	int kvm_api;    /* -1: no /dev/kvm */
 	bool kvm_ok;    /* a VM could be created */
-	char kvm_why[160];
-	struct guest_memfd_caps caps;
-	bool secretmem;
+	char kvm_why[200];
+	struct gm_host host; /* what --memory=auto decides from */
+	bool has_default;
+	enum gm_backend default_backend;
+	char no_default[400]; /* why no backend is chosen */
 };
 
 static void host_facts(struct host_facts *h)
@@ -44,10 +49,12 @@ static void host_facts(struct host_facts *h)
 	struct fail f = { 0 };
 	h->kvm_ok = kvm_open(&k, &f) == 0;
 	h->kvm_api = k.api;
-	snprintf(h->kvm_why, sizeof h->kvm_why, "%.159s", f.msg);
-	guest_memfd_probe(k.vm_fd, &h->caps);
-	h->secretmem = secretmem_supported();
+	snprintf(h->kvm_why, sizeof h->kvm_why, "%.199s", f.msg);
+	gm_host_probe(k.vm_fd, &h->host);
 	kvm_close(&k);
+	struct fail sf = { 0 };
+	h->has_default = gm_select(&h->host, &h->default_backend, &sf) == 0;
+	snprintf(h->no_default, sizeof h->no_default, "%.399s", sf.msg);
 }
 
 static const char *verdict_word(enum probe_verdict v)
@@ -59,25 +66,82 @@ static const enum gm_backend backends[] = { GM_BACKEND_SECRET, GM_BACKEND_GMEM,
 					    GM_BACKEND_SHARED };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
-/* The default backend's promises: which failed, which could not be seen. */
-static bool default_holds(const struct backend_report *r, const struct guest_memfd_caps *caps)
+/* The verdict about the default: counts of promised rows by result, and
+ * whether a default run (a 64 MiB guest) can start at all. */
+struct summary {
+	const struct backend_report *rep; /* the default backend's, or NULL */
+	unsigned held, failed, unseen;
+	bool runs;
+	char runs_why[400];
+	int status;
+};
+
+static void summarize(const struct host_facts *h, const struct backend_report *rep,
+		      struct summary *s)
 {
-	if (!r->available)
-		return false;
-	for (int i = 0; i < ROW_COUNT; i++)
-		if (row_claimed(r->backend, (enum check_row)i, caps) && r->row[i].v == PV_NO)
-			return false;
-	return true;
+	memset(s, 0, sizeof *s);
+	if (!h->has_default) {
+		snprintf(s->runs_why, sizeof s->runs_why, "%s", h->no_default);
+		s->status = 1;
+		return;
+	}
+	for (size_t b = 0; b < NBACKENDS; b++)
+		if (backends[b] == h->default_backend)
+			s->rep = &rep[b];
+	s->runs = s->rep->available && s->rep->row[ROW_KVM_RUN].v == PV_YES;
+	if (!s->rep->available)
+		snprintf(s->runs_why, sizeof s->runs_why, "%s", s->rep->unavailable);
+	else if (!s->runs)
+		snprintf(s->runs_why, sizeof s->runs_why, "%s", s->rep->row[ROW_KVM_RUN].how);
+	if (s->runs && h->default_backend == GM_BACKEND_SECRET && !memlock_ensure(DEFAULT_RUN_MEM)) {
+		struct memlock_info mi;
+		memlock_query(&mi);
+		s->runs = false;
+		snprintf(s->runs_why, sizeof s->runs_why, "RLIMIT_MEMLOCK (%llu KiB) is below the "
+			 "%llu MiB a default guest locks: raise it (docs/running.md) or use a smaller "
+			 "--mem", (unsigned long long)(mi.hard >> 10),
+			 (unsigned long long)(DEFAULT_RUN_MEM >> 20));
+	}
+	for (int i = 0; s->rep->available && i < ROW_COUNT; i++) {
+		if (!row_claimed(h->default_backend, (enum check_row)i, &h->host.guest_memfd))
+			continue;
+		enum probe_verdict v = s->rep->row[i].v;
+		if (v == PV_YES)
+			s->held++;
+		else if (v == PV_NO)
+			s->failed++;
+		else
+			s->unseen++;
+	}
+	s->status = !s->runs || s->failed ? 1 : s->unseen ? 2 : 0;
+}
+
+static void print_summary(const struct host_facts *h, const struct summary *s)
+{
+	if (!h->has_default) {
+		printf("default (--memory=auto): no protected backend runs here: %s\n", s->runs_why);
+		return;
+	}
+	printf("default (--memory=auto): %s; of the %u protections it promises, %u hold, %u "
+	       "do NOT, %u could not be observed here\n", gm_backend_name(h->default_backend),
+	       s->held + s->failed + s->unseen, s->held, s->failed, s->unseen);
+	if (s->runs)
+		printf("a default run (--mem=64M) can start here\n");
+	else
+		printf("a default run (--mem=64M) can NOT start here: %s\n", s->runs_why);
 }
 
 static void print_table(const struct host_facts *h, const struct backend_report *rep,
-			bool holds)
+			const struct summary *s)
 {
 	printf("cloak check: guest memory protection on this host (%s)\n", h->kernel);
-	printf("KVM: %s; guest_memfd flags 0x%llx%s; memfd_secret %s\n\n",
-	       h->kvm_ok ? "usable" : h->kvm_why, (unsigned long long)h->caps.flags,
-	       h->caps.flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP ? "" : " (no NO_DIRECT_MAP)",
-	       h->secretmem ? "yes" : "no");
+	printf("KVM: %s (%s); guest_memfd flags 0x%llx%s; memfd_secret %s\n\n",
+	       h->kvm_ok ? "usable" : h->kvm_why,
+	       h->host.hw_virt ? "runs guest code natively (VMX/SVM)" : "emulates guest code",
+	       (unsigned long long)h->host.guest_memfd.flags,
+	       h->host.guest_memfd.flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP ? ""
+										 : " (no NO_DIRECT_MAP)",
+	       h->host.secretmem ? "yes" : "no");
 	printf("%-46s", "protection");
 	for (size_t b = 0; b < NBACKENDS; b++)
 		printf(" %-10s", gm_backend_name(backends[b]));
@@ -87,7 +151,7 @@ static void print_table(const struct host_facts *h, const struct backend_report 
 		for (size_t b = 0; b < NBACKENDS; b++) {
 			char cell[16];
 			snprintf(cell, sizeof cell, "%s%s", verdict_word(rep[b].row[i].v),
-				 row_claimed(backends[b], (enum check_row)i, &h->caps) ? "*" : "");
+				 row_claimed(backends[b], (enum check_row)i, &h->host.guest_memfd) ? "*" : "");
 			printf(" %-10s", cell);
 		}
 		printf("\n");
@@ -95,7 +159,7 @@ static void print_table(const struct host_facts *h, const struct backend_report 
 	printf("(* = promised by that backend; \"unknown\" = could not be observed here)\n");
 	for (size_t b = 0; b < NBACKENDS; b++) {
 		printf("\n%s%s:\n", gm_backend_name(backends[b]),
-		       backends[b] == GM_BACKEND_SECRET ? " (default)" : "");
+		       h->has_default && backends[b] == h->default_backend ? " (default here)" : "");
 		if (!rep[b].available) {
 			printf("  not available: %s\n", rep[b].unavailable);
 			continue;
@@ -104,18 +168,15 @@ static void print_table(const struct host_facts *h, const struct backend_report 
 			printf("  %-7s %s: %s\n", verdict_word(rep[b].row[i].v), check_rows[i].title,
 			       rep[b].row[i].how);
 	}
-	printf("\nThe monitor keeps guest RAM mapped on this host: KVM reads guest memory "
-	       "through that mapping, so a compromised monitor process can read all guest "
-	       "memory (see docs/threat-model.md).\n");
-	printf("default backend (secret): %s\n", holds ? "every promised protection holds"
-						     : "a promised protection does NOT hold");
+	printf("\n");
+	print_summary(h, s);
 }
 
-static void json_string(const char *s)
+static void json_string(const char *str)
 {
 	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (; *str; str++) {
+		unsigned char c = (unsigned char)*str;
 		if (c == '"' || c == '\\')
 			printf("\\%c", c);
 		else if (c < 0x20)
@@ -127,16 +188,24 @@ static void json_string(const char *s)
 }
 
 static void print_json(const struct host_facts *h, const struct backend_report *rep,
-		       bool holds)
+		       const struct summary *s)
 {
 	printf("{\"host\":{\"kernel\":");
 	json_string(h->kernel);
-	printf(",\"kvm\":%s,\"kvm_api\":%d,\"guest_memfd\":%s,\"guest_memfd_flags\":%llu,"
-	       "\"memfd_secret\":%s},",
-	       h->kvm_ok ? "true" : "false", h->kvm_api, h->caps.guest_memfd ? "true" : "false",
-	       (unsigned long long)h->caps.flags, h->secretmem ? "true" : "false");
-	printf("\"default_backend\":\"secret\",\"default_holds\":%s,\"backends\":[",
-	       holds ? "true" : "false");
+	printf(",\"kvm\":%s,\"kvm_api\":%d,\"kvm_kind\":\"%s\",\"guest_memfd\":%s,"
+	       "\"guest_memfd_flags\":%llu,\"memfd_secret\":%s},",
+	       h->kvm_ok ? "true" : "false", h->kvm_api, h->host.hw_virt ? "hardware" : "emulating",
+	       h->host.guest_memfd.guest_memfd ? "true" : "false",
+	       (unsigned long long)h->host.guest_memfd.flags, h->host.secretmem ? "true" : "false");
+	printf("\"default\":{\"backend\":");
+	if (h->has_default)
+		printf("\"%s\"", gm_backend_name(h->default_backend));
+	else
+		printf("null");
+	printf(",\"runs\":%s,\"why_not\":", s->runs ? "true" : "false");
+	json_string(s->runs ? "" : s->runs_why);
+	printf(",\"promised_hold\":%u,\"promised_fail\":%u,\"promised_unobserved\":%u,"
+	       "\"status\":%d},\"backends\":[", s->held, s->failed, s->unseen, s->status);
 	for (size_t b = 0; b < NBACKENDS; b++) {
 		printf("%s{\"name\":\"%s\",\"available\":%s,\"reason\":", b ? "," : "",
 		       gm_backend_name(backends[b]), rep[b].available ? "true" : "false");
@@ -147,8 +216,7 @@ static void print_json(const struct host_facts *h, const struct backend_report *
 			json_string(check_rows[i].title);
 			printf(",\"result\":\"%s\",\"promised\":%s,\"how\":",
 			       verdict_word(rep[b].row[i].v),
-			       row_claimed(backends[b], (enum check_row)i, &h->caps) ? "true"
-										  : "false");
+			       row_claimed(backends[b], (enum check_row)i, &h->host.guest_memfd) ? "true" : "false");
 			json_string(rep[b].row[i].how);
 			printf("}");
 		}
@@ -163,16 +231,17 @@ int check_run(const struct options *o)
 	host_facts(&h);
 	struct backend_report rep[NBACKENDS];
 	for (size_t b = 0; b < NBACKENDS; b++)
-		probe_backend(backends[b], h.kvm_ok, &h.caps, &rep[b]);
-	bool holds = default_holds(&rep[0], &h.caps);
+		probe_backend(backends[b], h.kvm_ok, &h.host.guest_memfd, &rep[b]);
+	struct summary s;
+	summarize(&h, rep, &s);
 	if (o->json)
-		print_json(&h, rep, holds);
+		print_json(&h, rep, &s);
 	else
-		print_table(&h, rep, holds);
+		print_table(&h, rep, &s);
 	fflush(stdout);
 	if (!h.kvm_ok) {
 		fprintf(stderr, "cloak: %s\n", h.kvm_why);
 		return CLOAK_EXIT_NOHOST;
 	}
-	return holds ? 0 : 1;
+	return s.status;
 }

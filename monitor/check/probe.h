@@ -51,9 +51,10 @@ struct backend_report {
 	struct row_result row[ROW_COUNT];
 };
 
-/* Whether `backend` promises protection `row` (what its verdict counts
- * for): e.g. the secret backend does not promise to hide guest RAM from
- * the monitor, since KVM on these hosts needs the monitor's mapping. */
+/* Whether `backend` promises protection `row` on this host (what its
+ * verdict counts for): e.g. only guest_memfd where KVM runs guest code
+ * natively promises to hide guest RAM from the monitor (it gives its
+ * mapping up); where KVM emulates guest code it needs that mapping. */
 bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest_memfd_caps *caps);
 
 /* Probes one backend. kvm_ok: /dev/kvm can create VMs (needed for gmem and

@@ -38,6 +38,7 @@ static const unsigned char guest_code[] = {
 
 struct kvm_outcome {
 	int ok;          /* 1: the guest read the marker, wrote back and halted */
+	int gave_up;     /* the monitor gave guest memory up (gm_protect) first */
 	char what[200];  /* what happened, one line */
 };
 
@@ -137,12 +138,20 @@ static void child(enum gm_backend backend, int fd)
 	}
 	if (write(fd, &first, sizeof first) != (ssize_t)sizeof first || !first.ok)
 		_exit(0);
-	/* Would KVM still run the guest if the monitor gave up its mapping? */
+	/* Does KVM still run the guest once the monitor gives up its mapping?
+	 * Where the backend gives memory up at PROTECT, that is the real path:
+	 * nothing is shared, so every page of code and data leaves the
+	 * monitor. Elsewhere the mapping is made PROT_NONE to see whether KVM
+	 * would need it. */
 	struct gm_slot slot;
 	gm_slot(vm.gm, &slot);
 	unsigned char zero = 0;
 	gm_copy_to(vm.gm, gpa(DATA_GPA + 1), &zero, 1);
-	if (mprotect((void *)(uintptr_t)slot.userspace_addr, slot.size, PROT_NONE) != 0) {
+	gm_protect(vm.gm);
+	if (gm_gave_up(vm.gm)) {
+		run_once(&vm, &second);
+		second.gave_up = 1;
+	} else if (mprotect((void *)(uintptr_t)slot.userspace_addr, slot.size, PROT_NONE) != 0) {
 		snprintf(second.what, sizeof second.what, "mprotect(PROT_NONE) failed: %s",
 			 strerror(errno));
 	} else {
@@ -197,6 +206,15 @@ void probe_kvm_run(enum gm_backend backend, struct row_result *run, struct row_r
 			 "the guest %s", prefix, killed ? "hung (probe killed after 10 s)"
 							: "could not be run");
 		hidden->v = PV_NO;
+	} else if (second.gave_up) {
+		if (second.ok)
+			snprintf(hidden->how, sizeof hidden->how, "the monitor gave guest memory up "
+				 "(every private page unmapped, its descriptor closed) and KVM still "
+				 "ran the guest from it: %.150s", second.what);
+		else
+			snprintf(hidden->how, sizeof hidden->how, "the monitor gave guest memory up "
+				 "but KVM could not run the guest then: %.150s", second.what);
+		hidden->v = second.ok ? PV_YES : PV_NO;
 	} else if (second.ok) {
 		/* KVM does not need the mapping: the monitor could drop it. */
 		snprintf(hidden->how, sizeof hidden->how, "%.190s, but KVM ran the guest with "

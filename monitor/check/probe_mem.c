@@ -29,10 +29,12 @@
 #include <linux/magic.h>
 
 #include "cloak/abi.h"
+#include "kcore.h"
 #include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
 #include "mem/inspect.h"
 #include "probe_kvm.h"
+#include "x86/cpu.h"
 #include "secretmem.h"
 
 #define PROBE_MEM (4ull << 20) /* 1024 pages: fits the default 8 MiB memlock */
@@ -59,7 +61,8 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 	case ROW_KVM_RUN:
 		return true; /* every backend */
 	case ROW_HIDDEN:
-		return false; /* no backend gives up its mapping in this probe */
+		/* guest_memfd where KVM runs it without the monitor's mapping */
+		return backend == GM_BACKEND_GMEM && cpu_host_hw_virt();
 	case ROW_DIRECT_MAP:
 		return backend == GM_BACKEND_SECRET ||
 		       (backend == GM_BACKEND_GMEM && caps->flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP);
@@ -283,6 +286,16 @@ static void probe_direct_map(struct backend_report *rep, struct guestmem *gm,
 		set(r, PV_UNKNOWN, "could not write the marker into guest memory");
 		return;
 	}
+	/* Where the kernel offers /proc/kcore, look: does the direct map
+	 * show the marker just written through the monitor's own mapping? */
+	struct gm_slot slot;
+	gm_slot(gm, &slot);
+	char why[200];
+	enum kcore_view kv = kcore_view((uintptr_t)slot.userspace_addr, marker, 64, why, sizeof why);
+	if (kv != KCORE_UNAVAILABLE) {
+		set(r, kv == KCORE_HIDDEN ? PV_YES : PV_NO, "%s", why);
+		return;
+	}
 	bool removes = rep->backend == GM_BACKEND_SECRET ||
 		       (rep->backend == GM_BACKEND_GMEM &&
 			caps->flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP);
@@ -293,15 +306,16 @@ static void probe_direct_map(struct backend_report *rep, struct guestmem *gm,
 						     : "ordinary page cache",
 		    PROBE_MEM / PG, before >= 0 && after >= 0 ? (long long)(after - before) : -1LL);
 	} else if (before < 0 || after < 0) {
-		set(r, PV_UNKNOWN, "not observed: /proc/vmstat has no direct_map_level*_splits");
+		set(r, PV_UNKNOWN, "not observed: no /proc/kcore to look at the page (%s), and "
+		    "/proc/vmstat has no direct_map_level*_splits", why);
 	} else if (after > before) {
 		set(r, PV_YES, "faulting %llu pages split huge direct-map pages %lld times "
 		    "(/proc/vmstat direct_map_level2/3_splits)", PROBE_MEM / PG,
 		    (long long)(after - before));
 	} else {
-		set(r, PV_UNKNOWN, "not observed: faulting %llu pages moved no direct_map "
-		    "split counter (the regions they came from were split already; the "
-		    "counters move only when a huge direct-map page is split)", PROBE_MEM / PG);
+		set(r, PV_UNKNOWN, "not observed: no /proc/kcore to look at the page, and "
+		    "faulting %llu pages moved no direct_map split counter (the counters move "
+		    "only when a huge direct-map page is split)", PROBE_MEM / PG);
 	}
 }
 

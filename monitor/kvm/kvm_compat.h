@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * KVM uapi that Debian 12's 6.1 headers lack. Values are the stable uapi
- * ones (see host-facts); every one is guarded so newer headers win.
+ * KVM uapi that Debian 12's 6.1 headers lack. Values are the kernel's uapi
+ * ones (stable once merged); every one is guarded so newer headers win.
  */
 #ifndef CLOAK_KVM_COMPAT_H
 #define CLOAK_KVM_COMPAT_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The SVM tier (docs/svm-tier.md): the guest-booting suites, `cloak check`
 # and the benchmarks inside a VM whose KVM is the real kvm_amd (QEMU TCG
 # with an emulated SVM CPU), on Debian's stock kernels. SVM_KERNELS picks
