@@ -3,9 +3,12 @@
  * End-to-end boot time and memory: runs a command N times (fork+exec to
  * exit) and reports min and median wall time and the largest RSS, so that
  * `cloak hello` is measured next to /bin/true in the same run.
- *   bench_boot N LABEL -- CMD ARGS... [:: LABEL -- CMD ARGS...]...
+ *   bench_boot [--raw] N LABEL -- CMD ARGS... [:: LABEL -- CMD ARGS...]...
  * The first row is the reference for the time beyond it; the last row is
- * the reference for the ratio column.
+ * the reference for the ratio column. With --raw it prints, instead of the
+ * table, one line per command: "LABEL<TAB>max RSS KiB<TAB>ms of round 1,
+ * round 2, ..." (space separated, in round order), for scripts that compute
+ * per-round differences.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,10 +60,25 @@ static int run_once(char **cmd, double *ms, long *rss)
 
 #define MAX_CMDS 8
 
+static void print_raw(const struct result *res, const double *t, int nres, int n)
+{
+	for (int c = 0; c < nres; c++) {
+		printf("%s\t%ld\t", res[c].label, res[c].maxrss_kib);
+		for (int k = 0; k < n; k++)
+			printf("%s%.4f", k ? " " : "", t[c * n + k]);
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
+	int raw = argc > 1 && !strcmp(argv[1], "--raw");
+	if (raw) {
+		argv++;
+		argc--;
+	}
 	if (argc < 5) {
-		fprintf(stderr, "usage: bench_boot N LABEL -- CMD... [:: LABEL -- CMD...]\n");
+		fprintf(stderr, "usage: bench_boot [--raw] N LABEL -- CMD... [:: LABEL -- CMD...]\n");
 		return 2;
 	}
 	int n = atoi(argv[1]);
@@ -100,6 +118,11 @@ int main(int argc, char **argv)
 			if (rss > res[c].maxrss_kib)
 				res[c].maxrss_kib = rss;
 		}
+	}
+	if (raw) {
+		print_raw(res, t, nres, n);
+		free(t);
+		return 0;
 	}
 	for (int c = 0; c < nres; c++) {
 		qsort(t + c * n, (size_t)n, sizeof *t, cmp);

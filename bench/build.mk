@@ -6,10 +6,11 @@ $(O)/bench/bench_boot: bench/bench_boot.c
 $(O)/bench/bench_guestmem: bench/bench_guestmem.c $(O)/monitor/libmonitor.a
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Imonitor -o $@ $< $(O)/monitor/libmonitor.a $(MONITOR_LIBS)
-$(eval $(call guest_elf,$(O)/bench/guests/hcbench.elf,$(O)/guest/bench/guests/hcbench.o))
+BENCH_GUESTS := $(patsubst bench/guests/%.c,$(O)/bench/guests/%.elf,$(wildcard bench/guests/*.c))
+$(foreach g,$(BENCH_GUESTS),$(eval $(call guest_elf,$(g),$(patsubst $(O)/bench/guests/%.elf,$(O)/guest/bench/guests/%.o,$(g)))))
 
-CORE_BENCH_DEPS := $(O)/bench/bench_boot $(O)/bench/bench_guestmem $(O)/bench/guests/hcbench.elf \
-	$(O)/bench/compute_ref $(O)/bench/guests/compute.elf \
+CORE_BENCH_DEPS := $(O)/bench/bench_boot $(O)/bench/bench_guestmem $(BENCH_GUESTS) \
+	$(O)/bench/compute_ref \
 	$(O)/cloak $(O)/examples/hello.elf
 ALL_TARGETS += $(CORE_BENCH_DEPS)
 BENCHES += bench/run-core-bench
@@ -19,8 +20,15 @@ BENCHES += bench/run-core-bench
 $(O)/bench/compute_ref: bench/compute_ref.c bench/compute_work.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $<
-$(eval $(call guest_elf,$(O)/bench/guests/compute.elf,$(O)/guest/bench/guests/compute.o))
-ALL_TARGETS += $(O)/bench/compute_ref $(O)/bench/guests/compute.elf
+ALL_TARGETS += $(O)/bench/compute_ref
+
+# cloak beside Solo5 hvt on equal work, when SOLO5_DIR points at a Solo5
+# build (docs/performance.md); without it, cloak's figures and a plain
+# note that the peer's are absent. Also part of `make bench`.
+.PHONY: bench-peers
+bench-peers: all
+	bench/peers-bench
+BENCHES += bench/peers-bench
 
 # Benchmark fragments of their own.
 -include bench/ssh_agent.mk

@@ -32,3 +32,12 @@ include $(wildcard tests/*/*.mk)
 .PHONY: check-mutants
 check-mutants: all
 	tests/mutants/run-mutants --build $(O) $(MUTANTS)
+
+# make lint: shellcheck over every shell script and bats file (scripts/lint).
+.PHONY: lint check-user
+lint:
+	scripts/lint
+# make check-user: the README's test command as an ordinary user, from a
+# fresh clone (run as root; tests/harness/as-user).
+check-user:
+	tests/harness/as-user

@@ -177,7 +177,8 @@ void gm_protect(struct guestmem *gm)
 	 * from the memslot's guest_memfd binding. The shared pages stay
 	 * mapped: they are the window the monitor does I/O through. */
 	for_each_run(gm, false, unmap_run);
-	close(gm->mb.fd);
+	if (gm->mb.fd >= 0)
+		close(gm->mb.fd);
 	gm->mb.fd = -1;
 	gm->mb.given_up = true;
 	gm->mb.protections |= CLOAK_PROT_NO_VMM_MAP;
@@ -384,6 +385,11 @@ void gm_for_each_shared_page(struct guestmem *gm,
 		memcpy(copy, gm->mb.base + p * CLOAK_PAGE_SIZE, sizeof copy);
 		fn(ctx, p * CLOAK_PAGE_SIZE, copy);
 	}
+}
+
+void gm_inspect_force_give_up(struct guestmem *gm)
+{
+	gm->mb.can_give_up = true;
 }
 
 int gm_inspect_dup_fd(const struct guestmem *gm)

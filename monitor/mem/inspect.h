@@ -19,5 +19,8 @@ struct guestmem *gm_create_inspectable(enum gm_backend backend, uint64_t size, i
  * gm_create_inspectable, guest_memfd) or -1: a view of the memory that
  * outlives gm_destroy(), to see that it was wiped. */
 int gm_inspect_dup_fd(const struct guestmem *gm);
+/* Makes this memory give itself up at PROTECT whatever the host's KVM
+ * (so the unit tests can check giving up on any host). */
+void gm_inspect_force_give_up(struct guestmem *gm);
 
 #endif

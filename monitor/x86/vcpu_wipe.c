@@ -9,6 +9,7 @@
 
 #include "cloak/abi.h"
 #include "kvm/kvm_compat.h"
+#include "limits.h"
 #include "x86.h"
 
 /* The window's eight pages: the program, then its page tables. */
@@ -36,12 +37,12 @@ static const uint8_t program[] = {
 };
 
 _Static_assert(CLOAK_MONITOR_WINDOW_PAGES == 4 + DATA_PDS, "window layout");
+_Static_assert(PASS_BYTES == VCPU_WIPE_PASS_BYTES, "pass size");
+_Static_assert(CLOAK_MEM_MAX / PASS_BYTES <= VCPU_WIPE_PASSES_MAX, "passes for the largest guest");
 
-/* Page tables mapping guest-physical [base, base + 4 GiB) at virtual 0. */
-static int write_tables(struct vm *vm, uint64_t base)
+void vcpu_wipe_tables(uint64_t base, uint64_t t[7][512])
 {
-	static uint64_t t[CLOAK_MONITOR_WINDOW_PAGES - 1][512];
-	memset(t, 0, sizeof t);
+	memset(t, 0, 7 * 512 * sizeof(uint64_t));
 	uint64_t *pml4 = t[0], *pdpt = t[1], *pd_code = t[2];
 	const uint64_t rw = X86_PTE_P | X86_PTE_W;
 	pml4[0] = W_PDPT | rw;
@@ -52,6 +53,25 @@ static int write_tables(struct vm *vm, uint64_t base)
 	}
 	pdpt[511] = W_PD_CODE | rw;
 	pd_code[0] = 0 | rw | X86_PTE_PS;
+}
+
+unsigned vcpu_wipe_plan(uint64_t mem, struct vcpu_wipe_pass out[VCPU_WIPE_PASSES_MAX])
+{
+	const uint64_t window_end = W + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE;
+	unsigned n = 0;
+	for (uint64_t base = 0; base < mem && n < VCPU_WIPE_PASSES_MAX; base += PASS_BYTES) {
+		uint64_t len = mem - base < PASS_BYTES ? mem - base : PASS_BYTES;
+		/* The first pass spares the window, which holds the program. */
+		out[n++] = base ? (struct vcpu_wipe_pass){ base, 0, len, 0, 0 }
+				: (struct vcpu_wipe_pass){ 0, 0, W, window_end, len - window_end };
+	}
+	return n;
+}
+
+static int write_tables(struct vm *vm, uint64_t base)
+{
+	static uint64_t t[7][512];
+	vcpu_wipe_tables(base, t);
 	return gm_copy_to(vm->gm, gpa(W_PML4), t, sizeof t) == GM_OK ? 0 : -1;
 }
 
@@ -120,21 +140,19 @@ static int run_pass(struct vm *vm, struct fail *f)
 
 int64_t vcpu_wipe(struct vm *vm, struct fail *f)
 {
-	uint64_t mem = gm_size(vm->gm), zeroed = 0;
-	const uint64_t window_end = W + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE;
+	struct vcpu_wipe_pass pass[VCPU_WIPE_PASSES_MAX];
+	unsigned n = vcpu_wipe_plan(gm_size(vm->gm), pass);
+	uint64_t zeroed = 0;
 	if (gm_copy_to(vm->gm, gpa(W_CODE), program, sizeof program) != GM_OK)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "the vCPU wipe: no monitor window");
-	for (uint64_t base = 0; base < mem; base += PASS_BYTES) {
-		uint64_t len = mem - base < PASS_BYTES ? mem - base : PASS_BYTES;
-		/* The first pass spares the window, which holds the program. */
-		uint64_t r1 = 0, n1 = base ? len : W, r2 = base ? 0 : window_end;
-		uint64_t n2 = base ? 0 : len - window_end;
-		if (write_tables(vm, base) || enter(vm, r1, n1, r2, n2))
+	for (unsigned i = 0; i < n; i++) {
+		const struct vcpu_wipe_pass *p = &pass[i];
+		if (write_tables(vm, p->base) || enter(vm, p->r1, p->n1, p->r2, p->n2))
 			return fail_set(f, CLOAK_EXIT_INTERNAL, "the vCPU wipe: cannot set up the "
 					"vCPU: %s", strerror(errno));
 		if (run_pass(vm, f))
 			return -1;
-		zeroed += n1 + n2;
+		zeroed += p->n1 + p->n2;
 	}
 	return (int64_t)zeroed;
 }

@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Block throughput, timed inside the guest (bench/io_bench runs it):
- *   block_bench NAME MIB
+ *   block_bench NAME MIB [MODE...]
  * Writes then reads MIB MiB sequentially in 1 MiB requests, two ways:
  *   copy:   from/to a private buffer, copied through the bounce pool
  *           (what any application buffer costs with protection on)
  *   bounce: data already in the bounce pool, no copy (non-secret bulk data)
- *   bounce-4k: the same with one 4 KiB sector per call, as Solo5 does
+ *   bounce-4k, copy-4k: the same with one 4 KiB sector per call, as Solo5
+ *           does
+ *   raw-4k: bounce-4k without the runtime's code: the guest issues the
+ *           call itself from one prepared argument block (the floor that
+ *           runtime code adds to)
+ * Without MODE arguments it runs copy, bounce and bounce-4k.
  * Without protection (block_bench_direct) both go straight to the buffer.
  * Prints "RESULT mode write_MBps read_MBps" with MB/s x10 as integers.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cloak/block.h"
 #include "cloak/guest.h"
@@ -27,18 +33,34 @@ static uint64_t rate_x10(uint64_t bytes, uint64_t ns)
 	return ns ? bytes * 10000ull / ns : 0;
 }
 
-static int run(const struct cloak_block *b, unsigned char *buf, uint64_t total, size_t req,
-	       const char *mode)
+static struct cloak_hc_block_io raw_block __attribute__((section(".data.shared"), aligned(64)));
+
+static int io(const struct cloak_block *b, int raw, uint64_t op, uint64_t off, void *buf,
+	      size_t req)
 {
+	if (raw) {
+		raw_block.op = op;
+		raw_block.offset = off;
+		return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, &raw_block);
+	}
+	return op == CLOAK_BLOCK_WRITE ? cloak_block_write(b, off, buf, req)
+				       : cloak_block_read(b, off, buf, req);
+}
+
+static int run(const struct cloak_block *b, unsigned char *buf, uint64_t total, size_t req,
+	       int raw, const char *mode)
+{
+	raw_block = (struct cloak_hc_block_io){ .handle = b->handle, .buf = (uintptr_t)buf,
+						.len = req };
 	uint64_t t0 = cloak_time_ns();
 	for (uint64_t off = 0; off < total; off += req)
-		if (cloak_block_write(b, off, buf, req))
+		if (io(b, raw, CLOAK_BLOCK_WRITE, off, buf, req))
 			return printf("write failed\n"), 1;
 	if (cloak_block_flush(b))
 		return printf("flush failed\n"), 1;
 	uint64_t t1 = cloak_time_ns();
 	for (uint64_t off = 0; off < total; off += req)
-		if (cloak_block_read(b, off, buf, req))
+		if (io(b, raw, CLOAK_BLOCK_READ, off, buf, req))
 			return printf("read failed\n"), 1;
 	uint64_t t2 = cloak_time_ns();
 	printf("RESULT %s %llu %llu\n", mode, (unsigned long long)rate_x10(total, t1 - t0),
@@ -59,6 +81,27 @@ int main(int argc, char **argv)
 	if (bsz < REQ)
 		return printf("bounce pool too small\n"), 2;
 	printf("protection 0x%llx\n", (unsigned long long)cloak_protection());
-	return run(&b, private_buf, total, REQ, "copy") || run(&b, bounce, total, REQ, "bounce") ||
-	       run(&b, bounce, total, 4096, "bounce-4k");
+	static const struct {
+		const char *name;
+		int private, raw;
+		size_t req;
+	} mode_table[] = {
+		{ "copy", 1, 0, REQ },	      { "bounce", 0, 0, REQ },	  { "bounce-4k", 0, 0, 4096 },
+		{ "copy-4k", 1, 0, 4096 }, { "raw-4k", 0, 1, 4096 },
+	};
+	static const char *const defaults[] = { "copy", "bounce", "bounce-4k" };
+	const char *const *modes = argc > 3 ? (const char *const *)argv + 3 : defaults;
+	int nmodes = argc > 3 ? argc - 3 : 3;
+	for (int i = 0; i < nmodes; i++) {
+		unsigned m = 0;
+		while (m < sizeof mode_table / sizeof mode_table[0] && strcmp(mode_table[m].name, modes[i]))
+			m++;
+		if (m == sizeof mode_table / sizeof mode_table[0])
+			return printf("unknown mode %s: use copy, bounce, bounce-4k, copy-4k or "
+				      "raw-4k\n", modes[i]), 2;
+		if (run(&b, mode_table[m].private ? private_buf : bounce, total, mode_table[m].req,
+			mode_table[m].raw, modes[i]))
+			return 1;
+	}
+	return 0;
 }

@@ -131,6 +131,20 @@ int main(int argc, char **argv)
 		printf("slept: %d\n", r);
 		return 0;
 	}
+	/* What CPUID tells the guest. */
+	if (!strcmp(what, "cpuid")) {
+		unsigned a, b, c, d;
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+		unsigned max = a;
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+		unsigned hv = c >> 31 & 1, vmx = c >> 5 & 1;
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+		unsigned svm = c >> 2 & 1, nx = d >> 20 & 1;
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x40000000u), "c"(0));
+		printf("cpuid: max_basic=%u hypervisor=%u vmx=%u svm=%u nx=%u kvm_signature=%s\n", max, hv,
+		       vmx, svm, nx, b == 0x4b4d564bu ? "yes" : "no");
+		return 0;
+	}
 	if (!strcmp(what, "int3"))
 		__asm__ volatile("int3");
 	if (!strcmp(what, "hlt"))

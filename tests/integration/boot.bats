@@ -211,3 +211,11 @@ nocap() {
 	[[ "$output" == *"guest exited with status 0"* ]]
 	[[ "$output" == *"guest memory wiped"* ]]
 }
+
+@test "the guest's CPUID shows what it uses and nothing of the host's virtualization" {
+	need_kvm
+	run_cloak "$GUESTS/trap.elf" cpuid
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"cpuid: max_basic=7 hypervisor=0 vmx=0 svm=0 nx=1 kvm_signature=no"* ]] ||
+		{ echo "$output"; return 1; }
+}

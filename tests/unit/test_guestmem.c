@@ -2,6 +2,7 @@
 /* Checked guest-memory access, the share bitmap, and wiping at release. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -291,6 +292,75 @@ static void test_secret_is_secretmem(void **state)
 	gm_destroy(gm);
 }
 
+/* Whether the monitor maps the page at gpa: mincore fails with ENOMEM on
+ * an address with no mapping. */
+static bool mapped(struct guestmem *gm, uint64_t g)
+{
+	struct gm_slot sl;
+	gm_slot(gm, &sl);
+	unsigned char v;
+	return mincore((void *)(uintptr_t)(sl.userspace_addr + g), PG, &v) == 0;
+}
+
+/* How many of this process's descriptors name guest memory's file. */
+static int guest_fds(void)
+{
+	int n = 0;
+	char path[64], link[256];
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		ssize_t l = readlink(path, link, sizeof link - 1);
+		if (l > 0) {
+			link[l] = 0;
+			n += strstr(link, "memfd:cloak-guest") != NULL;
+		}
+	}
+	return n;
+}
+
+/* Giving memory up at PROTECT: every private page unmapped, the
+ * descriptor closed, NO_VMM_MAP reported, the shared window fixed. */
+static void test_give_up(void **state)
+{
+	struct fail f = { 0 };
+	struct guestmem *gm = gm_create_inspectable(GM_BACKEND_SHARED, MEM, -1, &f);
+	if (!gm)
+		fail_msg("%s", f.msg);
+	const uint64_t a = 0x200000, b = 0x300000;
+	assert_int_equal(gm_copy_to(gm, gpa(b), "private", 7), GM_OK);
+	assert_int_equal(gm_share(gm, gpa(a), 1), GM_OK);
+	gm_inspect_force_give_up(gm);
+	assert_int_equal(guest_fds(), 1);
+	gm_protect(gm);
+	assert_true(gm_gave_up(gm));
+	assert_int_equal(guest_fds(), 0); /* no descriptor left to map it again */
+	assert_true(gm_host_protections(gm) & CLOAK_PROT_NO_VMM_MAP);
+	assert_int_equal(gm_inspect_dup_fd(gm), -1);
+	assert_true(mapped(gm, a));
+	assert_true(mapped(gm, CLOAK_GPA_MONITOR_WINDOW));
+	assert_false(mapped(gm, b));
+	assert_false(mapped(gm, 0x100000));
+	assert_false(mapped(gm, MEM - PG));
+	char buf[8];
+	assert_int_equal(gm_copy_from(gm, buf, gpa(a), 8), GM_OK);
+	assert_int_equal(gm_copy_from(gm, buf, gpa(b), 8), GM_EACCES);
+	/* The window is fixed: a given-up page cannot be shared again. */
+	assert_int_equal(gm_share(gm, gpa(b), 1), GM_EPERM);
+	assert_int_equal(gm_share(gm, gpa(a), 1), GM_OK);
+	assert_int_equal(gm_unshare(gm, gpa(a), 1), GM_OK);
+	assert_false(mapped(gm, a));
+	assert_int_equal(gm_share(gm, gpa(a), 1), GM_EPERM);
+	assert_int_equal(gm_unshare(gm, gpa(CLOAK_GPA_MONITOR_WINDOW), 1), GM_EPERM);
+	gm_destroy(gm);
+	/* Without giving up (the host's KVM needs the mapping), all stays. */
+	gm = mk(GM_BACKEND_SHARED);
+	gm_protect(gm);
+	assert_false(gm_gave_up(gm));
+	assert_false(gm_host_protections(gm) & CLOAK_PROT_NO_VMM_MAP);
+	assert_true(mapped(gm, b));
+	gm_destroy(gm);
+}
+
 /* The one translation of statuses into the ABI's codes. */
 static void test_status_abi(void **state)
 {
@@ -317,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_secret_keeps_no_fd),
 		cmocka_unit_test(test_zero_secret),
 		cmocka_unit_test(test_status_abi),
+		cmocka_unit_test(test_give_up),
 	};
 	return cmocka_run_group_tests_name("guestmem", tests, NULL, NULL);
 }

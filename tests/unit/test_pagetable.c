@@ -12,6 +12,7 @@
 #include "cloak/abi.h"
 #include "limits.h"
 #include "x86/pagetable.h"
+#include "x86/vcpu_wipe.h"
 
 #define BASE CLOAK_GPA_PAGETABLES
 #define ABSENT UINT64_MAX
@@ -173,9 +174,59 @@ static void test_rejects(void **state)
 	assert_true(pt_bytes(&sp) <= CLOAK_GPA_GUEST_MIN - BASE);
 }
 
+/* The vCPU wipe's plan covers all of guest memory but the monitor window,
+ * once, and each pass's tables map its 4 GiB at virtual 0 and the window's
+ * program at 511 GiB. */
+static void test_vcpu_wipe_plan(void **state)
+{
+	const uint64_t sizes[] = { CLOAK_MEM_MIN, 64ull << 20, 4ull << 30, (4ull << 30) + (2ull << 20),
+				   10ull << 30, CLOAK_MEM_MAX };
+	const uint64_t w = CLOAK_GPA_MONITOR_WINDOW;
+	const uint64_t wend = w + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE;
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+		uint64_t mem = sizes[k], covered = 0, next = 0;
+		struct vcpu_wipe_pass p[VCPU_WIPE_PASSES_MAX];
+		unsigned n = vcpu_wipe_plan(mem, p);
+		assert_int_equal(n, (mem + VCPU_WIPE_PASS_BYTES - 1) / VCPU_WIPE_PASS_BYTES);
+		for (unsigned i = 0; i < n; i++) {
+			assert_int_equal(p[i].base, (uint64_t)i * VCPU_WIPE_PASS_BYTES);
+			/* Ranges are virtual, inside the pass, in order, 8-byte units. */
+			assert_int_equal(p[i].base + p[i].r1, next);
+			next = p[i].base + p[i].r1 + p[i].n1;
+			if (i == 0) {
+				assert_int_equal(next, w); /* stops at the window */
+				assert_int_equal(p[i].r2, wend);
+				next = p[i].r2 + p[i].n2;
+			} else {
+				assert_int_equal(p[i].n2, 0);
+			}
+			assert_true(p[i].r1 + p[i].n1 <= VCPU_WIPE_PASS_BYTES);
+			assert_true(p[i].r2 + p[i].n2 <= VCPU_WIPE_PASS_BYTES);
+			assert_int_equal((p[i].n1 | p[i].n2) % 8, 0);
+			covered += p[i].n1 + p[i].n2;
+		}
+		assert_int_equal(next, mem);
+		assert_int_equal(covered, mem - (wend - w));
+	}
+	static uint64_t t[7][512];
+	vcpu_wipe_tables(8ull << 30, t);
+	const uint64_t rw = X86_PTE_P | X86_PTE_W;
+	assert_int_equal(t[0][0], (w + 0x2000) | rw);           /* PML4 -> PDPT */
+	assert_int_equal(t[1][511], (w + 0x3000) | rw);         /* 511 GiB -> the program's PD */
+	assert_int_equal(t[2][0], 0 | rw | X86_PTE_PS);         /* ... -> guest-physical 0 */
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(t[1][i], (w + 0x4000 + i * 0x1000ull) | rw);
+		assert_int_equal(t[3 + i][0], ((8ull << 30) + i * (1ull << 30)) | rw | X86_PTE_PS);
+		assert_int_equal(t[3 + i][511], ((8ull << 30) + i * (1ull << 30) + 511 * (2ull << 20)) |
+						rw | X86_PTE_PS);
+	}
+	assert_int_equal(t[1][4], 0); /* nothing past the pass */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vcpu_wipe_plan),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_image_access),
 		cmocka_unit_test(test_large_image),
