@@ -29,3 +29,6 @@ ALL_TARGETS += $(O)/bench/compute_ref
 bench-peers: all
 	bench/peers-bench
 BENCHES += bench/peers-bench
+
+# Benchmark fragments of their own.
+-include bench/ssh_agent.mk

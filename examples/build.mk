@@ -4,3 +4,20 @@ ALL_TARGETS += $(O)/examples/hello.elf
 KEYVAULT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/keyvault/*.c))
 $(eval $(call guest_elf,$(O)/examples/keyvault.elf,$(KEYVAULT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a))
 ALL_TARGETS += $(O)/examples/keyvault.elf
+# The ssh-agent guest (examples/ssh-agent; docs/ssh-agent.md). It reuses the
+# keyvault's entropy mix and the shims Debian's libbearssl.a needs.
+SSH_AGENT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/ssh-agent/*.c)) \
+	$(O)/guest/examples/keyvault/compat.o $(O)/guest/examples/keyvault/entropy.o
+$(eval $(call guest_elf,$(O)/examples/ssh-agent.elf,$(SSH_AGENT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a))
+ALL_TARGETS += $(O)/examples/ssh-agent.elf
+# Host builds of the agent's modules (all but the guest's main.c), for
+# unit tests, the fuzz target and the host tools; plus sanitizer twins.
+SSH_AGENT_HOST_SRC := $(filter-out examples/ssh-agent/main.c,$(wildcard examples/ssh-agent/*.c))
+SSH_AGENT_HOST_OBJ := $(SSH_AGENT_HOST_SRC:%.c=$(O)/host/%.o)
+$(O)/host/examples/ssh-agent/%.o: examples/ssh-agent/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -MMD -c -o $@ $<
+$(O)/san/host/examples/ssh-agent/%.o: examples/ssh-agent/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -MMD -c -o $@ $<
+-include $(SSH_AGENT_HOST_OBJ:.o=.d) $(SSH_AGENT_HOST_OBJ:$(O)/%.o=$(O)/san/%.d)

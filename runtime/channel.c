@@ -108,3 +108,9 @@ int cloak_chan_write(int h, const void *buf, size_t len, uint64_t deadline)
 	}
 	return 0;
 }
+
+int cloak_chan_hangup(int h)
+{
+	int64_t r = io_call(h, CLOAK_CHAN_HANGUP, NULL, 0);
+	return r < 0 ? (int)r : 0;
+}

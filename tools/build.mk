@@ -7,3 +7,20 @@ ALL_TARGETS += $(O)/cloak-keyvault
 # bench/build.mk does not include fragments yet; io.mk guards itself, so
 # including it here too is harmless once it does.
 -include bench/io.mk
+
+# The ssh-agent's host commands (docs/ssh-agent.md): the start/stop wrapper,
+# copied next to the monitor so it finds build/cloak and
+# build/examples/ssh-agent.elf, and the in-guest key generation client.
+$(O)/cloak-ssh-agent: tools/cloak-ssh-agent | $(O)/
+	cp $< $@ && chmod 755 $@
+$(O)/cloak-ssh-keygen: tools/cloak-ssh-keygen.c $(O)/host/examples/ssh-agent/agent_wire.o \
+		examples/ssh-agent/agent_wire.h | $(O)/
+	$(CC) $(HOST_CFLAGS) -o $@ $< $(O)/host/examples/ssh-agent/agent_wire.o -lcrypto
+ALL_TARGETS += $(O)/cloak-ssh-agent $(O)/cloak-ssh-keygen
+
+install: install-ssh-agent
+install-ssh-agent: $(O)/cloak-ssh-keygen $(O)/examples/ssh-agent.elf
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/cloak
+	install -m 755 tools/cloak-ssh-agent $(DESTDIR)$(PREFIX)/bin/cloak-ssh-agent
+	install -m 755 $(O)/cloak-ssh-keygen $(DESTDIR)$(PREFIX)/bin/cloak-ssh-keygen
+	install -m 644 $(O)/examples/ssh-agent.elf $(DESTDIR)$(PREFIX)/lib/cloak/ssh-agent.elf

@@ -270,11 +270,12 @@ struct cloak_hc_chan_open {
 #define CLOAK_CHAN_POLL_BIT(h) (1ull << (CLOAK_BLOCK_MAX + (h)))
 #define CLOAK_CHAN_READ 0u
 #define CLOAK_CHAN_WRITE 1u
+#define CLOAK_CHAN_HANGUP 2u /* close the current connection; buf and len must be 0 */
 #define CLOAK_CHAN_IO_MAX (1ull << 20)
 struct cloak_hc_chan_io {
 	int64_t ret;     /* OUT: bytes moved, or -CLOAK_E* */
 	uint64_t handle; /* IN */
-	uint64_t op;     /* IN: CLOAK_CHAN_READ/WRITE */
+	uint64_t op;     /* IN: CLOAK_CHAN_READ/WRITE/HANGUP */
 	uint64_t buf;    /* IN: GPA */
 	uint64_t len;    /* IN: <= CLOAK_CHAN_IO_MAX */
 };

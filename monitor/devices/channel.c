@@ -210,6 +210,15 @@ static bool connected(struct channel *c)
 int64_t channel_io(struct channel *c, struct guestmem *gm, uint64_t op, gpa_t buf,
 		   uint64_t len)
 {
+	if (op == CLOAK_CHAN_HANGUP) {
+		/* The guest ends this connection (e.g. a client that broke its
+		 * protocol); a listen: channel opened again waits for the next. */
+		if (buf.v || len)
+			return -CLOAK_EINVAL;
+		if (c->fd >= 0)
+			drop(c);
+		return 0;
+	}
 	if (op != CLOAK_CHAN_READ && op != CLOAK_CHAN_WRITE)
 		return -CLOAK_EINVAL;
 	if (len > CLOAK_CHAN_IO_MAX)

@@ -63,7 +63,9 @@ void channel_remove_socket(const struct channel *c);
 /* The guest opens the channel: 0 or -CLOAK_EPIPE (no peer to reach). */
 int64_t channel_open(struct channel *c, struct broker *b);
 /* CLOAK_CHAN_READ or WRITE of guest [buf, buf+len): bytes moved or a
- * negative CLOAK_E* code. */
+ * negative CLOAK_E* code. CLOAK_CHAN_HANGUP (buf and len 0) closes the
+ * current connection: the peer reads EOF, the guest EPIPE until it opens
+ * the channel again. */
 int64_t channel_io(struct channel *c, struct guestmem *gm, uint64_t op, gpa_t buf,
 		   uint64_t len);
 

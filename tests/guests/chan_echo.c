@@ -8,6 +8,8 @@
  *   sink NAME BYTES      read BYTES bytes, print "received N"
  *   source NAME BYTES    write BYTES bytes (byte i = i & 0xff), then "sent N"
  *   reopen NAME N        serve N successive peers with echo, one after another
+ *   hangup NAME N        for N successive peers: read 1 byte, answer "bye",
+ *                        hang up while the peer is still connected
  *   request NAME         read until the peer has sent everything (EOF), then
  *                        reply "got N bytes": a peer that half-closed still
  *                        gets the reply
@@ -91,6 +93,23 @@ int main(int argc, char **argv)
 			if (i)
 				open_or_die(argv[2]);
 			if (echo(h))
+				return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "hangup")) {
+		long peers = argc > 3 ? strtol(argv[3], NULL, 0) : 2;
+		for (long i = 0; i < peers; i++) {
+			if (i)
+				open_or_die(argv[2]);
+			int r = cloak_chan_read_full(h, buf, 1, CLOAK_CHAN_FOREVER);
+			if (!r)
+				r = cloak_chan_write(h, "bye", 3, CLOAK_CHAN_FOREVER);
+			if (!r)
+				r = cloak_chan_hangup(h);
+			long after = cloak_chan_read(h, buf, 1, CLOAK_CHAN_NOWAIT);
+			printf("hangup %ld: %d, then read %ld\n", i, r, after);
+			if (r)
 				return 1;
 		}
 		return 0;

@@ -179,6 +179,22 @@ for i in range(2):
 	[[ "$output" == *"open: -5"* ]]
 }
 
+@test "the guest hangs up on a peer: the peer reads end-of-file, the next peer is served" {
+	need_kvm
+	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" hangup c 2
+	py "$CONNECT"'
+for i in range(2):
+    s = connect(sys.argv[1]); s.sendall(b"x")
+    assert recv_exact(s, 3) == b"bye"
+    s.settimeout(30)
+    assert s.recv(1) == b"", "still connected after the hang-up"
+    s.close()' "$TMP/c.sock"
+	finish_guest
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# After the hang-up the guest's reads are EPIPE (-10) until it opens again.
+	[ "$(grep -c 'hangup [01]: 0, then read -10' <<< "$output")" -eq 2 ]
+}
+
 @test "a peer that half-closes (shutdown SHUT_WR) still gets the guest's reply" {
 	need_kvm
 	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" request c

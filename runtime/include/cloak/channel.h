@@ -36,6 +36,10 @@ int cloak_chan_read_full(int h, void *buf, size_t len, uint64_t deadline);
 /* Writes all len bytes, waiting while the host side is full: 0 or
  * -CLOAK_E*. */
 int cloak_chan_write(int h, const void *buf, size_t len, uint64_t deadline);
+/* Closes the channel's current connection: the peer reads end-of-file
+ * and further I/O answers -CLOAK_EPIPE until cloak_chan_open() (for a
+ * listen: channel, the next connection). 0 or -CLOAK_E*. */
+int cloak_chan_hangup(int h);
 /* The handle's bit for cloak_poll(). */
 static inline uint64_t cloak_chan_poll_bit(int h)
 {

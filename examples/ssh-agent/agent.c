@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Request handling: see agent.h. The behaviour follows OpenSSH's agent
+ * where the draft leaves room: a locked agent lists no keys and refuses
+ * everything but UNLOCK; adding a key it already holds replaces its
+ * comment and lifetime; a lifetime counts from the add; signature flags
+ * (RSA hash choices) do not apply to ECDSA and are ignored. This agent
+ * refuses what it cannot do: key types other than ecdsa-sha2-nistp256,
+ * the confirm constraint (there is no one to ask inside a guest), key
+ * constraint extensions, and every message type it does not know.
+ */
+#include "agent.h"
+
+#include <string.h>
+
+#include <bearssl/bearssl_hash.h>
+
+#include "agent_p256.h"
+#include "agent_wipe.h"
+
+#define NS_PER_S 1000000000ull
+/* Wait after a wrong unlock passphrase: this much per failure so far, up
+ * to ten times as much. */
+#define UNLOCK_DELAY_NS (100ull * 1000000ull)
+
+void agent_init(struct agent *a, const struct agent_env *env)
+{
+	memset(a, 0, sizeof *a);
+	keys_init(&a->keys);
+	a->env = env;
+}
+
+uint64_t agent_reap(struct agent *a)
+{
+	keys_reap(&a->keys, a->env->now_ns(a->env->ctx));
+	return keys_next_expiry(&a->keys);
+}
+
+static size_t status(struct agent *a, uint8_t *out, uint8_t code)
+{
+	if (code != SSH_AGENT_SUCCESS)
+		a->refused++;
+	out[0] = code;
+	return 1;
+}
+
+static size_t finish(struct agent *a, struct wire_writer *w, uint8_t *out)
+{
+	/* Cannot happen with AGENT_REPLY_MAX; a failure beats a cut reply. */
+	return w->bad ? status(a, out, SSH_AGENT_FAILURE) : w->len;
+}
+
+/* Expiry time for a lifetime constraint, saturating. */
+static uint64_t expiry(struct agent *a, const struct agent_constraints *c)
+{
+	uint64_t now = a->env->now_ns(a->env->ctx);
+	uint64_t life = (uint64_t)c->lifetime_s * NS_PER_S;
+	return now > UINT64_MAX - life ? UINT64_MAX : now + life;
+}
+
+static size_t identities(struct agent *a, uint8_t *out)
+{
+	struct wire_writer w;
+	wire_writer_init(&w, out, AGENT_REPLY_MAX);
+	wire_put_u8(&w, SSH_AGENT_IDENTITIES_ANSWER);
+	unsigned n = a->lock.locked ? 0 : a->keys.n;
+	wire_put_u32(&w, n);
+	for (unsigned i = 0; i < n; i++) {
+		const struct agent_key *k = &a->keys.slot[i];
+		size_t blob = wire_begin_string(&w);
+		wire_put_p256_blob(&w, k->point);
+		wire_end_string(&w, blob);
+		wire_put_string(&w, k->comment, k->comment_len);
+	}
+	return finish(a, &w, out);
+}
+
+static size_t sign(struct agent *a, const struct agent_request *req, uint8_t *out)
+{
+	const uint8_t *q = wire_p256_blob_point(req->u.sign.key_blob);
+	struct agent_key *k = q ? keys_find(&a->keys, q) : NULL;
+	uint8_t rs[64];
+	if (!k || !p256_sign(k->d, req->u.sign.data.p, req->u.sign.data.len, rs))
+		return status(a, out, SSH_AGENT_FAILURE);
+	struct wire_writer w;
+	wire_writer_init(&w, out, AGENT_REPLY_MAX);
+	wire_put_u8(&w, SSH_AGENT_SIGN_RESPONSE);
+	wire_put_p256_signature(&w, rs);
+	a->signatures++;
+	return finish(a, &w, out);
+}
+
+static size_t add(struct agent *a, const struct agent_request *req, uint8_t *out)
+{
+	const struct agent_constraints *c = &req->u.add.c;
+	if (c->confirm)
+		return status(a, out, SSH_AGENT_FAILURE);
+	/* The scalar, left-padded to 32 bytes; the given point must be its
+	 * public key, so what the agent lists is what it signs with. */
+	uint8_t d[AGENT_P256_SCALAR], q[AGENT_P256_POINT];
+	memset(d, 0, sizeof d);
+	memcpy(d + sizeof d - req->u.add.d.len, req->u.add.d.p, req->u.add.d.len);
+	bool ok = p256_public(d, q) && !memcmp(q, req->u.add.point, sizeof q) &&
+		  keys_add(&a->keys, d, q, req->u.add.comment.p, req->u.add.comment.len,
+			   c->has_lifetime, c->has_lifetime ? expiry(a, c) : 0) == 0;
+	agent_wipe(d, sizeof d);
+	return status(a, out, ok ? SSH_AGENT_SUCCESS : SSH_AGENT_FAILURE);
+}
+
+static size_t lock(struct agent *a, const struct agent_request *req, uint8_t *out)
+{
+	struct wire_bytes pass = req->u.lock.pass;
+	bool ok;
+	if (req->type == SSH_AGENTC_LOCK) {
+		br_hmac_drbg_context drbg;
+		uint8_t salt[AGENT_LOCK_SALT];
+		ok = a->env->seed(a->env->ctx, &drbg);
+		if (ok) {
+			br_hmac_drbg_generate(&drbg, salt, sizeof salt);
+			ok = lock_engage(&a->lock, salt, pass.p, pass.len);
+		}
+		agent_wipe(&drbg, sizeof drbg);
+	} else if (!a->lock.locked) {
+		ok = false;
+	} else {
+		ok = lock_release(&a->lock, pass.p, pass.len);
+		if (ok) {
+			a->failed_unlocks = 0;
+		} else if (a->env->delay) {
+			/* Slows down guessing through the socket. */
+			if (a->failed_unlocks < 10)
+				a->failed_unlocks++;
+			a->env->delay(a->env->ctx, a->failed_unlocks * UNLOCK_DELAY_NS);
+		}
+	}
+	return status(a, out, ok ? SSH_AGENT_SUCCESS : SSH_AGENT_FAILURE);
+}
+
+/* Extension replies: EXTENSION_RESPONSE, the extension's name, data. */
+static void ext_reply(struct wire_writer *w, uint8_t *out, const char *name)
+{
+	wire_writer_init(w, out, AGENT_REPLY_MAX);
+	wire_put_u8(w, SSH_AGENT_EXTENSION_RESPONSE);
+	wire_put_cstring(w, name);
+}
+
+static size_t keygen(struct agent *a, struct wire_bytes contents, uint8_t *out)
+{
+	struct agent_keygen kg;
+	if (agent_parse_keygen(contents, &kg) != AGENT_PARSE_OK || kg.c.confirm)
+		return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
+	br_hmac_drbg_context drbg;
+	uint8_t d[AGENT_P256_SCALAR], q[AGENT_P256_POINT];
+	bool ok = a->env->seed(a->env->ctx, &drbg) && p256_keygen(&drbg.vtable, d, q) &&
+		  keys_add(&a->keys, d, q, kg.comment.p, kg.comment.len, kg.c.has_lifetime,
+			   kg.c.has_lifetime ? expiry(a, &kg.c) : 0) == 0;
+	/* The DRBG state could regenerate the key. */
+	agent_wipe(&drbg, sizeof drbg);
+	agent_wipe(d, sizeof d);
+	if (!ok)
+		return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
+	struct wire_writer w;
+	ext_reply(&w, out, AGENT_EXT_KEYGEN);
+	size_t blob = wire_begin_string(&w);
+	wire_put_p256_blob(&w, q);
+	wire_end_string(&w, blob);
+	return finish(a, &w, out);
+}
+
+/* Test hook: SHA-256 of a held key's scalar, so a test can recognise the
+ * key's bytes without the key ever leaving the guest. */
+static size_t keyhash(struct agent *a, struct wire_bytes contents, uint8_t *out)
+{
+	struct wire_reader r;
+	wire_reader_init(&r, contents.p, contents.p ? contents.len : 0);
+	struct wire_bytes blob = wire_get_string(&r);
+	const uint8_t *q = wire_done(&r) ? wire_p256_blob_point(blob) : NULL;
+	struct agent_key *k = q ? keys_find(&a->keys, q) : NULL;
+	if (!k)
+		return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
+	br_sha256_context c;
+	uint8_t h[32];
+	br_sha256_init(&c);
+	br_sha256_update(&c, k->d, sizeof k->d);
+	br_sha256_out(&c, h);
+	agent_wipe(&c, sizeof c);
+	struct wire_writer w;
+	ext_reply(&w, out, AGENT_EXT_KEYHASH);
+	wire_put_string(&w, h, sizeof h);
+	return finish(a, &w, out);
+}
+
+static size_t extension(struct agent *a, const struct agent_request *req, uint8_t *out)
+{
+	struct wire_bytes name = req->u.ext.name;
+	if (wire_bytes_eq(name, AGENT_EXT_QUERY)) {
+		if (req->u.ext.contents.len)
+			return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
+		struct wire_writer w;
+		ext_reply(&w, out, AGENT_EXT_QUERY);
+		wire_put_cstring(&w, AGENT_EXT_KEYGEN);
+		if (a->env->test_hooks)
+			wire_put_cstring(&w, AGENT_EXT_KEYHASH);
+		return finish(a, &w, out);
+	}
+	if (wire_bytes_eq(name, AGENT_EXT_KEYGEN))
+		return keygen(a, req->u.ext.contents, out);
+	if (a->env->test_hooks && wire_bytes_eq(name, AGENT_EXT_KEYHASH))
+		return keyhash(a, req->u.ext.contents, out);
+	/* Unknown extensions (session-bind@openssh.com among them) get the
+	 * generic failure, as the draft asks. */
+	return status(a, out, SSH_AGENT_FAILURE);
+}
+
+size_t agent_handle(struct agent *a, const uint8_t *msg, size_t len, uint8_t *out)
+{
+	struct agent_request req;
+	a->requests++;
+	agent_reap(a);
+	if (agent_parse_request(msg, len, &req) != AGENT_PARSE_OK)
+		return status(a, out, SSH_AGENT_FAILURE);
+	if (a->lock.locked && req.type != SSH_AGENTC_UNLOCK)
+		return req.type == SSH_AGENTC_REQUEST_IDENTITIES ? identities(a, out)
+								 : status(a, out, SSH_AGENT_FAILURE);
+	switch (req.type) {
+	case SSH_AGENTC_REQUEST_IDENTITIES:
+		return identities(a, out);
+	case SSH_AGENTC_SIGN_REQUEST:
+		return sign(a, &req, out);
+	case SSH_AGENTC_ADD_IDENTITY:
+	case SSH_AGENTC_ADD_ID_CONSTRAINED:
+		return add(a, &req, out);
+	case SSH_AGENTC_REMOVE_IDENTITY: {
+		const uint8_t *q = wire_p256_blob_point(req.u.remove.key_blob);
+		return status(a, out, q && keys_remove(&a->keys, q) ? SSH_AGENT_SUCCESS
+								     : SSH_AGENT_FAILURE);
+	}
+	case SSH_AGENTC_REMOVE_ALL_IDENTITIES:
+		keys_remove_all(&a->keys);
+		return status(a, out, SSH_AGENT_SUCCESS);
+	case SSH_AGENTC_LOCK:
+	case SSH_AGENTC_UNLOCK:
+		return lock(a, &req, out);
+	case SSH_AGENTC_EXTENSION:
+		return extension(a, &req, out);
+	default:
+		return status(a, out, SSH_AGENT_FAILURE);
+	}
+}

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: ISC */
+/* The ssh-agent wire format: see agent_wire.h. Every length a client
+ * sends is checked against what is left before anything is used; a
+ * reader that ran short stays failed, so a parser can read all fields and
+ * check once at the end. */
+#include "agent_wire.h"
+
+#include <string.h>
+
+void wire_reader_init(struct wire_reader *r, const void *p, size_t len)
+{
+	r->p = p;
+	r->left = len;
+	r->bad = false;
+}
+
+static const uint8_t *take(struct wire_reader *r, size_t n)
+{
+	if (r->bad || n > r->left) {
+		r->bad = true;
+		r->left = 0;
+		return NULL;
+	}
+	const uint8_t *p = r->p;
+	r->p += n;
+	r->left -= n;
+	return p;
+}
+
+uint8_t wire_get_u8(struct wire_reader *r)
+{
+	const uint8_t *p = take(r, 1);
+	return p ? p[0] : 0;
+}
+
+uint32_t wire_get_u32(struct wire_reader *r)
+{
+	const uint8_t *p = take(r, 4);
+	return p ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3] : 0;
+}
+
+struct wire_bytes wire_get_string(struct wire_reader *r)
+{
+	struct wire_bytes b = { NULL, 0 };
+	uint32_t n = wire_get_u32(r);
+	const uint8_t *p = take(r, n);
+	if (p) {
+		b.p = p;
+		b.len = n;
+	}
+	return b;
+}
+
+struct wire_bytes wire_get_rest(struct wire_reader *r)
+{
+	struct wire_bytes b = { r->bad ? NULL : r->p, r->bad ? 0 : r->left };
+	take(r, b.len);
+	return b;
+}
+
+bool wire_done(const struct wire_reader *r)
+{
+	return !r->bad && r->left == 0;
+}
+
+bool wire_bytes_eq(struct wire_bytes b, const char *s)
+{
+	size_t n = strlen(s);
+	return b.p && b.len == n && memcmp(b.p, s, n) == 0;
+}
+
+void wire_writer_init(struct wire_writer *w, void *buf, size_t cap)
+{
+	w->p = buf;
+	w->cap = cap;
+	w->len = 0;
+	w->bad = false;
+}
+
+void wire_put_raw(struct wire_writer *w, const void *p, size_t n)
+{
+	if (w->bad || n > w->cap - w->len) {
+		w->bad = true;
+		return;
+	}
+	if (n)
+		memcpy(w->p + w->len, p, n);
+	w->len += n;
+}
+
+void wire_put_u8(struct wire_writer *w, uint8_t v)
+{
+	wire_put_raw(w, &v, 1);
+}
+
+void wire_put_u32(struct wire_writer *w, uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
+	wire_put_raw(w, b, 4);
+}
+
+void wire_put_string(struct wire_writer *w, const void *p, size_t n)
+{
+	if (n > UINT32_MAX) {
+		w->bad = true;
+		return;
+	}
+	wire_put_u32(w, (uint32_t)n);
+	wire_put_raw(w, p, n);
+}
+
+void wire_put_cstring(struct wire_writer *w, const char *s)
+{
+	wire_put_string(w, s, strlen(s));
+}
+
+void wire_put_mpint(struct wire_writer *w, const uint8_t *be, size_t n)
+{
+	while (n && be[0] == 0)
+		be++, n--;
+	bool pad = n && (be[0] & 0x80);
+	if (n > UINT32_MAX - 1) {
+		w->bad = true;
+		return;
+	}
+	wire_put_u32(w, (uint32_t)(n + pad));
+	if (pad)
+		wire_put_u8(w, 0);
+	wire_put_raw(w, be, n);
+}
+
+size_t wire_begin_string(struct wire_writer *w)
+{
+	size_t mark = w->len;
+	wire_put_u32(w, 0);
+	return mark;
+}
+
+void wire_end_string(struct wire_writer *w, size_t mark)
+{
+	if (w->bad)
+		return;
+	size_t n = w->len - mark - 4;
+	if (n > UINT32_MAX) {
+		w->bad = true;
+		return;
+	}
+	w->p[mark] = (uint8_t)(n >> 24);
+	w->p[mark + 1] = (uint8_t)(n >> 16);
+	w->p[mark + 2] = (uint8_t)(n >> 8);
+	w->p[mark + 3] = (uint8_t)n;
+}
+
+uint32_t agent_frame_len(const uint8_t hdr[4])
+{
+	uint32_t n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+	return n > AGENT_MSG_MAX ? 0 : n;
+}
+
+void wire_put_p256_blob(struct wire_writer *w, const uint8_t point[AGENT_P256_POINT])
+{
+	wire_put_cstring(w, AGENT_P256_NAME);
+	wire_put_cstring(w, AGENT_P256_CURVE);
+	wire_put_string(w, point, AGENT_P256_POINT);
+}
+
+/* string curve, string point: the part of a P-256 key after its name. */
+static const uint8_t *get_p256_point(struct wire_reader *r)
+{
+	struct wire_bytes curve = wire_get_string(r);
+	struct wire_bytes q = wire_get_string(r);
+	if (r->bad || !wire_bytes_eq(curve, AGENT_P256_CURVE) || q.len != AGENT_P256_POINT ||
+	    q.p[0] != 0x04)
+		return NULL;
+	return q.p;
+}
+
+const uint8_t *wire_p256_blob_point(struct wire_bytes blob)
+{
+	struct wire_reader r;
+	wire_reader_init(&r, blob.p, blob.p ? blob.len : 0);
+	if (!wire_bytes_eq(wire_get_string(&r), AGENT_P256_NAME))
+		return NULL;
+	const uint8_t *q = get_p256_point(&r);
+	return q && wire_done(&r) ? q : NULL;
+}
+
+void wire_put_p256_signature(struct wire_writer *w, const uint8_t rs[64])
+{
+	size_t outer = wire_begin_string(w);
+	wire_put_cstring(w, AGENT_P256_NAME);
+	size_t inner = wire_begin_string(w);
+	wire_put_mpint(w, rs, 32);
+	wire_put_mpint(w, rs + 32, 32);
+	wire_end_string(w, inner);
+	wire_end_string(w, outer);
+}
+
+/* A positive mpint of at most max bytes, in canonical form (no
+ * superfluous leading zero); returned without its sign byte. */
+static struct wire_bytes get_positive_mpint(struct wire_reader *r, size_t max, bool *ok)
+{
+	struct wire_bytes m = wire_get_string(r);
+	*ok = false;
+	if (r->bad || m.len == 0 || (m.p[0] & 0x80))
+		return m; /* zero or negative */
+	if (m.p[0] == 0) {
+		if (m.len == 1 || !(m.p[1] & 0x80))
+			return m; /* a leading zero that is not a sign byte */
+		m.p++, m.len--;
+	}
+	*ok = m.len <= max;
+	return m;
+}
+
+static enum agent_parse get_constraints(struct wire_reader *r, struct agent_constraints *c)
+{
+	memset(c, 0, sizeof *c);
+	while (r->left && !r->bad) {
+		switch (wire_get_u8(r)) {
+		case SSH_AGENT_CONSTRAIN_LIFETIME:
+			if (c->has_lifetime)
+				return AGENT_PARSE_MALFORMED;
+			c->lifetime_s = wire_get_u32(r);
+			c->has_lifetime = true;
+			break;
+		case SSH_AGENT_CONSTRAIN_CONFIRM:
+			if (c->confirm)
+				return AGENT_PARSE_MALFORMED;
+			c->confirm = true;
+			break;
+		case SSH_AGENT_CONSTRAIN_EXTENSION:
+			/* Its contents can only be skipped by knowing it: none known. */
+			wire_get_string(r);
+			return r->bad ? AGENT_PARSE_MALFORMED : AGENT_PARSE_UNSUPPORTED;
+		default:
+			return AGENT_PARSE_UNSUPPORTED;
+		}
+	}
+	return wire_done(r) ? AGENT_PARSE_OK : AGENT_PARSE_MALFORMED;
+}
+
+static enum agent_parse parse_add(struct wire_reader *r, struct agent_request *req)
+{
+	struct wire_bytes type = wire_get_string(r);
+	if (r->bad)
+		return AGENT_PARSE_MALFORMED;
+	if (!wire_bytes_eq(type, AGENT_P256_NAME))
+		return AGENT_PARSE_UNSUPPORTED; /* the rest's layout depends on the type */
+	req->u.add.point = get_p256_point(r);
+	bool d_ok;
+	req->u.add.d = get_positive_mpint(r, AGENT_P256_SCALAR, &d_ok);
+	req->u.add.comment = wire_get_string(r);
+	if (r->bad || !req->u.add.point || !d_ok || req->u.add.comment.len > AGENT_COMMENT_MAX)
+		return AGENT_PARSE_MALFORMED;
+	if (req->type == SSH_AGENTC_ADD_ID_CONSTRAINED)
+		return get_constraints(r, &req->u.add.c);
+	memset(&req->u.add.c, 0, sizeof req->u.add.c);
+	return wire_done(r) ? AGENT_PARSE_OK : AGENT_PARSE_MALFORMED;
+}
+
+enum agent_parse agent_parse_request(const uint8_t *msg, size_t len, struct agent_request *req)
+{
+	struct wire_reader r;
+	memset(req, 0, sizeof *req);
+	wire_reader_init(&r, msg, msg ? len : 0);
+	req->type = wire_get_u8(&r);
+	if (r.bad)
+		return AGENT_PARSE_MALFORMED;
+	switch (req->type) {
+	case SSH_AGENTC_REQUEST_IDENTITIES:
+	case SSH_AGENTC_REMOVE_ALL_IDENTITIES:
+		break;
+	case SSH_AGENTC_SIGN_REQUEST:
+		req->u.sign.key_blob = wire_get_string(&r);
+		req->u.sign.data = wire_get_string(&r);
+		req->u.sign.flags = wire_get_u32(&r);
+		break;
+	case SSH_AGENTC_ADD_IDENTITY:
+	case SSH_AGENTC_ADD_ID_CONSTRAINED:
+		return parse_add(&r, req);
+	case SSH_AGENTC_REMOVE_IDENTITY:
+		req->u.remove.key_blob = wire_get_string(&r);
+		break;
+	case SSH_AGENTC_LOCK:
+	case SSH_AGENTC_UNLOCK:
+		req->u.lock.pass = wire_get_string(&r);
+		if (req->u.lock.pass.len > AGENT_PASS_MAX)
+			return AGENT_PARSE_MALFORMED;
+		break;
+	case SSH_AGENTC_EXTENSION:
+		/* OpenSSH's form: the contents follow the name unwrapped. */
+		req->u.ext.name = wire_get_string(&r);
+		req->u.ext.contents = wire_get_rest(&r);
+		break;
+	default:
+		return AGENT_PARSE_UNSUPPORTED;
+	}
+	return wire_done(&r) ? AGENT_PARSE_OK : AGENT_PARSE_MALFORMED;
+}
+
+enum agent_parse agent_parse_keygen(struct wire_bytes contents, struct agent_keygen *kg)
+{
+	struct wire_reader r;
+	memset(kg, 0, sizeof *kg);
+	wire_reader_init(&r, contents.p, contents.p ? contents.len : 0);
+	struct wire_bytes type = wire_get_string(&r);
+	kg->comment = wire_get_string(&r);
+	if (r.bad || kg->comment.len > AGENT_COMMENT_MAX)
+		return AGENT_PARSE_MALFORMED;
+	if (!wire_bytes_eq(type, AGENT_P256_NAME))
+		return AGENT_PARSE_UNSUPPORTED;
+	return get_constraints(&r, &kg->c);
+}

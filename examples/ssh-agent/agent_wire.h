@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The ssh-agent protocol's wire format (draft-miller-ssh-agent, as OpenSSH
+ * implements it): a bounded reader and writer for its data types, and the
+ * parser that turns one request message into a struct agent_request.
+ *
+ * Pure C with no dependencies beyond <string.h>, so the same object is
+ * built into the agent guest and on the host, where unit tests and a
+ * libFuzzer target drive it. The parser never copies: every field of a
+ * parsed request points into the message it was given, and the caller
+ * wipes that message after use (it may hold a private key).
+ *
+ * Framing: every message is a uint32 length then that many bytes, the
+ * first of which is the message type. A length of 0 or above
+ * AGENT_MSG_MAX ends the connection (agent_frame_len).
+ */
+#ifndef AGENT_WIRE_H
+#define AGENT_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Message numbers (draft section "Message numbers"). */
+enum {
+	SSH_AGENT_FAILURE = 5,
+	SSH_AGENT_SUCCESS = 6,
+	SSH_AGENTC_REQUEST_IDENTITIES = 11,
+	SSH_AGENT_IDENTITIES_ANSWER = 12,
+	SSH_AGENTC_SIGN_REQUEST = 13,
+	SSH_AGENT_SIGN_RESPONSE = 14,
+	SSH_AGENTC_ADD_IDENTITY = 17,
+	SSH_AGENTC_REMOVE_IDENTITY = 18,
+	SSH_AGENTC_REMOVE_ALL_IDENTITIES = 19,
+	SSH_AGENTC_LOCK = 22,
+	SSH_AGENTC_UNLOCK = 23,
+	SSH_AGENTC_ADD_ID_CONSTRAINED = 25,
+	SSH_AGENTC_EXTENSION = 27,
+	SSH_AGENT_EXTENSION_FAILURE = 28,
+	SSH_AGENT_EXTENSION_RESPONSE = 29,
+};
+
+/* Key constraints in ADD_ID_CONSTRAINED. */
+enum {
+	SSH_AGENT_CONSTRAIN_LIFETIME = 1,
+	SSH_AGENT_CONSTRAIN_CONFIRM = 2,
+	SSH_AGENT_CONSTRAIN_EXTENSION = 255,
+};
+
+/* Largest message accepted (type byte included). Requests real clients
+ * send are far smaller: a sign request for a login is a few hundred
+ * bytes. */
+#define AGENT_MSG_MAX (64u * 1024u)
+/* Longest key comment kept; a longer one makes the add fail. */
+#define AGENT_COMMENT_MAX 1024u
+/* Longest lock passphrase accepted. */
+#define AGENT_PASS_MAX 1024u
+
+#define AGENT_P256_NAME "ecdsa-sha2-nistp256"
+#define AGENT_P256_CURVE "nistp256"
+#define AGENT_P256_POINT 65  /* 04 || X || Y */
+#define AGENT_P256_SCALAR 32
+/* Public key blob: string name, string curve, string point. */
+#define AGENT_P256_BLOB (4 + 19 + 4 + 8 + 4 + AGENT_P256_POINT)
+
+/* Extensions this agent implements (SSH_AGENTC_EXTENSION). */
+#define AGENT_EXT_QUERY "query"
+#define AGENT_EXT_KEYGEN "keygen@cloak"
+#define AGENT_EXT_KEYHASH "keyhash@cloak" /* test hook, see docs/ssh-agent.md */
+
+struct wire_bytes {
+	const uint8_t *p;
+	size_t len;
+};
+
+struct wire_reader {
+	const uint8_t *p;
+	size_t left;
+	bool bad; /* a read ran past the end: every later read fails too */
+};
+
+struct wire_writer {
+	uint8_t *p;
+	size_t cap, len;
+	bool bad; /* a write did not fit: the output is unusable */
+};
+
+void wire_reader_init(struct wire_reader *r, const void *p, size_t len);
+uint8_t wire_get_u8(struct wire_reader *r);
+uint32_t wire_get_u32(struct wire_reader *r);
+struct wire_bytes wire_get_string(struct wire_reader *r);
+/* The rest of the input, consumed. */
+struct wire_bytes wire_get_rest(struct wire_reader *r);
+/* True when nothing went wrong and every byte was consumed. */
+bool wire_done(const struct wire_reader *r);
+bool wire_bytes_eq(struct wire_bytes b, const char *s);
+
+void wire_writer_init(struct wire_writer *w, void *buf, size_t cap);
+void wire_put_u8(struct wire_writer *w, uint8_t v);
+void wire_put_u32(struct wire_writer *w, uint32_t v);
+void wire_put_raw(struct wire_writer *w, const void *p, size_t n);
+void wire_put_string(struct wire_writer *w, const void *p, size_t n);
+void wire_put_cstring(struct wire_writer *w, const char *s);
+/* An unsigned big-endian number as an SSH mpint: leading zeros dropped,
+ * one zero byte added when the top bit is set. */
+void wire_put_mpint(struct wire_writer *w, const uint8_t *be, size_t n);
+/* Nested strings: begin returns a mark, end fills in the length. */
+size_t wire_begin_string(struct wire_writer *w);
+void wire_end_string(struct wire_writer *w, size_t mark);
+
+/* Frame header: returns the body length, or 0 if the connection must be
+ * closed (a zero-length message, or one above AGENT_MSG_MAX). */
+uint32_t agent_frame_len(const uint8_t hdr[4]);
+
+/* The public key blob of a P-256 key, and its parser: returns the point
+ * (AGENT_P256_POINT bytes inside blob) or NULL if blob is anything else. */
+void wire_put_p256_blob(struct wire_writer *w, const uint8_t point[AGENT_P256_POINT]);
+const uint8_t *wire_p256_blob_point(struct wire_bytes blob);
+/* An ecdsa-sha2-nistp256 signature from the raw r || s (32 + 32 bytes). */
+void wire_put_p256_signature(struct wire_writer *w, const uint8_t rs[64]);
+
+enum agent_parse {
+	AGENT_PARSE_OK = 0,
+	AGENT_PARSE_MALFORMED,   /* lengths, truncation, trailing bytes */
+	AGENT_PARSE_UNSUPPORTED, /* unknown type, key type or constraint */
+};
+
+/* Constraints of ADD_ID_CONSTRAINED and of the keygen extension. */
+struct agent_constraints {
+	bool has_lifetime;
+	uint32_t lifetime_s;
+	bool confirm;
+};
+
+struct agent_request {
+	uint8_t type;
+	union {
+		struct {
+			struct wire_bytes key_blob, data;
+			uint32_t flags;
+		} sign;
+		struct {
+			const uint8_t *point;  /* AGENT_P256_POINT bytes */
+			struct wire_bytes d;   /* 1..32 bytes, big-endian, no leading zero */
+			struct wire_bytes comment;
+			struct agent_constraints c;
+		} add;
+		struct {
+			struct wire_bytes key_blob;
+		} remove;
+		struct {
+			struct wire_bytes pass;
+		} lock;
+		struct {
+			struct wire_bytes name, contents;
+		} ext;
+	} u;
+};
+
+struct agent_keygen {
+	struct wire_bytes comment;
+	struct agent_constraints c;
+};
+
+/* Parses one message body (type byte first). For SSH_AGENTC_EXTENSION
+ * only the name and the raw contents are parsed; extensions parse their
+ * own contents (agent_parse_keygen). Unknown types parse as
+ * AGENT_PARSE_UNSUPPORTED with req->type set. */
+enum agent_parse agent_parse_request(const uint8_t *msg, size_t len, struct agent_request *req);
+
+/* keygen@cloak contents: string key type (AGENT_P256_NAME), string
+ * comment, then constraints as in ADD_ID_CONSTRAINED. */
+enum agent_parse agent_parse_keygen(struct wire_bytes contents, struct agent_keygen *kg);
+
+#endif

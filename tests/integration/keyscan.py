@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
+"""Looks for a P-256 private scalar in files and process memory, in every
+encoding a leak could take.
+
+  keyscan.py scalar KEYFILE          print the scalar (hex) of an unencrypted
+                                     OpenSSH ECDSA P-256 private key file
+  keyscan.py key HEX FILE...         look for the scalar HEX in the FILEs
+  keyscan.py key-proc HEX PID        ... in every readable mapping of PID
+  keyscan.py hash SHA256HEX FILE...  look for any 32 bytes whose SHA-256 is
+                                     SHA256HEX (a key known only by its hash)
+  keyscan.py selftest                plant each encoding in random bytes and
+                                     check that both searches find each one
+
+Encodings: big-endian, little-endian, SSH mpint (length, sign byte when
+the top bit is set), hex (both byte orders, both cases), base64 of the
+big-endian bytes and of the mpint at every alignment (also across line
+breaks, as in key files), and BearSSL-style little-endian arrays of 31-
+and 30-bit limbs. One line per find: "found ENCODING in WHERE at OFFSET".
+Exit status: 0 nothing found, 1 found, 2 usage or I/O error.
+"""
+import base64, binascii, hashlib, os, re, struct, sys
+
+
+def mpint(d):
+    v = d.lstrip(b"\0")
+    if v and v[0] & 0x80:
+        v = b"\0" + v
+    return struct.pack(">I", len(v)) + v
+
+
+def limbs(d, bits):
+    x, out = int.from_bytes(d, "big"), b""
+    for _ in range((256 + bits - 1) // bits):
+        out += struct.pack("<I", x & ((1 << bits) - 1))
+        x >>= bits
+    return out
+
+
+def b64_cores(payload):
+    """The base64 characters that depend only on payload, for each of the
+    three byte alignments it can have in a longer encoded stream."""
+    cores = []
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + payload + b"\0\0").decode()
+        first = -(-8 * k // 6)
+        last = (8 * k + 8 * len(payload)) // 6
+        cores.append(enc[first:last].encode())
+    return cores
+
+
+def encodings(d):
+    e = {"big-endian": [d], "little-endian": [d[::-1]], "mpint": [mpint(d)]}
+    for name, v in (("hex big-endian", d), ("hex little-endian", d[::-1])):
+        h = binascii.hexlify(v)
+        e[name] = [h, h.upper()]
+    e["base64 big-endian"] = b64_cores(d)
+    e["base64 mpint"] = b64_cores(mpint(d))
+    e["31-bit limbs"] = [limbs(d, 31)]
+    e["30-bit limbs"] = [limbs(d, 30)]
+    return e
+
+
+def find_key(d, data, where, base=0):
+    found = []
+    flat = None
+    for name, needles in encodings(d).items():
+        for n in needles:
+            i = data.find(n)
+            if i >= 0:
+                found.append("found %s in %s at %d" % (name, where, base + i))
+            elif name.startswith("base64"):
+                if flat is None:
+                    flat = data.replace(b"\n", b"").replace(b"\r", b"")
+                if n in flat:
+                    found.append("found %s (across line breaks) in %s" % (name, where))
+    return found
+
+
+def windows(data):
+    """Every 32-byte value the data could hold a scalar as."""
+    for i in range(len(data) - 31):
+        w = data[i:i + 32]
+        yield i, w
+        yield i, w[::-1]
+    for bits in (31, 30):
+        n = (256 + bits - 1) // bits
+        for i in range(len(data) - 4 * n + 1):
+            words = struct.unpack_from("<%dI" % n, data, i)
+            if max(words) >> bits:
+                continue
+            x = 0
+            for w in reversed(words):
+                x = (x << bits) | w
+            if x >> 256 == 0 and x:
+                yield i, x.to_bytes(32, "big")
+
+
+def decodings(data):
+    yield "raw", data
+    for m in re.finditer(rb"[0-9a-fA-F]{64,}", data):
+        for k in (0, 1):
+            run = m.group()[k:]
+            yield "hex at %d" % m.start(), binascii.unhexlify(run[:len(run) // 2 * 2])
+    flat = data.replace(b"\n", b"").replace(b"\r", b"")
+    for m in re.finditer(rb"[A-Za-z0-9+/]{43,}", flat):
+        for k in range(4):
+            run = m.group()[k:]
+            yield "base64", base64.b64decode(run[:len(run) // 4 * 4])
+
+
+def find_hash(h, data, where):
+    for how, dec in decodings(data):
+        for i, w in windows(dec):
+            if hashlib.sha256(w).digest() == h:
+                return ["found a %s window hashing to the key in %s at %d" % (how, where, i)]
+    return []
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def proc_regions(pid):
+    """(start, end, name) of each readable mapping of pid."""
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            parts = line.split()
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            if parts[1][0] == "r" and not line.rstrip().endswith("[vsyscall]"):
+                yield lo, hi, parts[5] if len(parts) > 5 else "anonymous"
+
+
+def scan_proc(d, pid):
+    found, read_bytes, refused = [], 0, []
+    with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+        for lo, hi, name in proc_regions(pid):
+            try:
+                mem.seek(lo)
+                data = mem.read(hi - lo)
+            except OSError as e:
+                refused.append("%s (%s)" % (name, e.strerror))
+                continue
+            read_bytes += len(data)
+            found += find_key(d, data, "%s %x-%x" % (name, lo, hi), lo)
+    print("read %d bytes of process %d; refused: %s" % (read_bytes, pid, ", ".join(refused) or "none"))
+    return found
+
+
+def openssh_scalar(path):
+    text = read(path).decode()
+    body = text.split("-----BEGIN OPENSSH PRIVATE KEY-----")[1].split("-----END")[0]
+    blob = base64.b64decode("".join(body.split()))
+    pos = [len(b"openssh-key-v1\0")]
+
+    def string():
+        n = struct.unpack_from(">I", blob, pos[0])[0]
+        v = blob[pos[0] + 4:pos[0] + 4 + n]
+        pos[0] += 4 + n
+        return v
+
+    cipher, _kdf, _opts = string(), string(), string()
+    if cipher != b"none":
+        sys.exit("keyscan: %s is encrypted" % path)
+    pos[0] += 4  # number of keys
+    string()     # public key
+    priv, pos[0] = string(), 0
+    blob = priv
+    pos[0] = 8   # two check words
+    if string() != b"ecdsa-sha2-nistp256":
+        sys.exit("keyscan: %s is not an ecdsa-sha2-nistp256 key" % path)
+    string(), string()  # curve, point
+    return string().lstrip(b"\0").rjust(32, b"\0")
+
+
+def selftest():
+    d = os.urandom(32)
+    d = b"\x80" + d[1:]  # top bit set: the mpint gets its sign byte
+    h = hashlib.sha256(d).digest()
+    plants = [(n, x) for n, xs in encodings(d).items() if not n.startswith("base64") for x in xs]
+    # Base64 as it occurs: a whole encoded stream with the value at each
+    # alignment, wrapped across a line break.
+    for name, payload in (("base64 big-endian", d), ("base64 mpint", mpint(d))):
+        for k in range(3):
+            enc = base64.b64encode(os.urandom(k) + payload + os.urandom(2))
+            plants.append(("%s, alignment %d" % (name, k), enc[:20] + b"\n" + enc[20:]))
+    ok = True
+    for name, x in plants:
+        data = os.urandom(1000) + x + os.urandom(1000)
+        k, hh = find_key(d, data, name), find_hash(h, data, name)
+        if not k or not hh:
+            print("selftest: %s not found (key search %s, hash search %s)" % (name, bool(k), bool(hh)))
+            ok = False
+    if find_key(d, os.urandom(100000), "noise") or find_hash(h, os.urandom(3000), "noise"):
+        print("selftest: found in random bytes")
+        ok = False
+    print("selftest: %s" % ("%d plants, each found" % len(plants) if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "selftest":
+        return selftest()
+    if len(argv) == 3 and argv[1] == "scalar":
+        print(binascii.hexlify(openssh_scalar(argv[2])).decode())
+        return 0
+    if len(argv) >= 3 and argv[1] in ("key", "key-proc", "hash"):
+        v = binascii.unhexlify(argv[2])
+        if len(v) != 32:
+            sys.exit("keyscan: expected 32 bytes of hex")
+        if argv[1] == "key-proc" and len(argv) == 4:
+            found = scan_proc(v, int(argv[3]))
+        elif argv[1] == "key":
+            found = [x for p in argv[3:] for x in find_key(v, read(p), p)]
+        else:
+            found = [x for p in argv[3:] for x in find_hash(v, read(p), p)]
+        for f in found:
+            print(f)
+        return 1 if found else 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except OSError as e:
+        print("keyscan: %s" % e, file=sys.stderr)
+        sys.exit(2)

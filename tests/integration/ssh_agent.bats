@@ -1,0 +1,464 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# The ssh-agent guest (examples/ssh-agent, docs/ssh-agent.md) driven by
+# Debian's OpenSSH tools: ssh-add, ssh-keygen -Y, ssh against a real sshd
+# on 127.0.0.1. Every guest signature costs seconds where KVM emulates guest
+# code, so each test makes only a few. CLOAK_TEST_MEMORY=secret|gmem|shared
+# runs the suite on that guest-memory backend (helpers.bash).
+bats_require_minimum_version 1.5.0
+load helpers
+
+AGENT_ELF=$ROOT/$O/examples/ssh-agent.elf
+WRAPPER=$ROOT/$O/cloak-ssh-agent
+KEYGEN=$ROOT/$O/cloak-ssh-keygen
+SCAN=$ROOT/tests/integration/keyscan.py
+CLIENT=$ROOT/tests/integration/agent_client.py
+
+setup() {
+	TMP=$(mktemp -d)
+	PIDS=()
+	AGENT_PID=
+	# Nothing from the environment: no user agent, no user config.
+	unset SSH_AUTH_SOCK SSH_AGENT_PID SSH_ASKPASS DISPLAY
+}
+
+teardown() {
+	[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+	true
+}
+
+# start_agent [MONITOR-ARGS...] [-- GUEST-ARGS...]: the agent guest in the
+# background with its channel on $TMP/agent.sock (owner-only), its pages
+# dumped at exit to $TMP/shared.dump, output in $TMP/monitor.out; waits for
+# its "ready" line and exports SSH_AUTH_SOCK.
+start_agent() {
+	local mon=() guest=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do mon+=("$1"); shift; done
+	[ "${1:-}" = "--" ] && shift
+	guest=("$@")
+	SOCK=$TMP/agent.sock
+	(umask 077; exec "$CLOAK" --timeout=900 "${mon[@]}" \
+		--channel agent=listen:"$SOCK" --dump-shared="$TMP/shared.dump" \
+		"$AGENT_ELF" -- "${guest[@]}") > "$TMP/monitor.out" 2>&1 &
+	AGENT_PID=$!
+	for _ in $(seq 600); do
+		grep -q '^ssh-agent: ready' "$TMP/monitor.out" && break
+		kill -0 "$AGENT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^ssh-agent: ready' "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
+	export SSH_AUTH_SOCK=$SOCK
+}
+
+# stop_agent: SIGTERM (the monitor wipes guest memory, exit 240).
+stop_agent() {
+	kill -TERM "$AGENT_PID"
+	AGENT_STATUS=0
+	wait "$AGENT_PID" || AGENT_STATUS=$?
+	AGENT_PID=
+	[ "$AGENT_STATUS" -eq 240 ] || { echo "monitor exit $AGENT_STATUS"; cat "$TMP/monitor.out"; return 1; }
+}
+
+# new_key NAME: an unencrypted ECDSA P-256 key pair $TMP/NAME{,.pub}.
+new_key() {
+	ssh-keygen -q -t ecdsa -b 256 -N '' -C "$1 key" -f "$TMP/$1"
+}
+
+# c CMD...: an OpenSSH client, bounded in time.
+c() {
+	timeout 120 "$@"
+}
+
+# sign_verify PUB: ssh-keygen -Y sign through the agent, -Y verify. The
+# public key is copied where no private key lies next to it: ssh-keygen
+# would sign with that file itself if the agent refused.
+sign_verify() {
+	echo "signed through the agent $RANDOM" > "$TMP/msg"
+	rm -f "$TMP/msg.sig"
+	cp "$1" "$TMP/agent-only.pub"
+	[ ! -e "$TMP/agent-only" ]
+	c ssh-keygen -Y sign -n file -f "$TMP/agent-only.pub" "$TMP/msg" || return 1
+	echo "me $(cat "$1")" > "$TMP/allowed"
+	c ssh-keygen -Y verify -f "$TMP/allowed" -I me -n file -s "$TMP/msg.sig" < "$TMP/msg"
+}
+
+# start_sshd: a throwaway sshd on a free loopback port, as root, with no
+# system configuration (-f /dev/null); authorized_keys is $TMP/authorized_keys.
+start_sshd() {
+	[ "$(id -u)" = 0 ] || { [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && return 1; skip "sshd needs root"; }
+	[ -x /usr/sbin/sshd ] || { echo "no /usr/sbin/sshd: apt-get install openssh-server"; return 1; }
+	mkdir -p /run/sshd # privilege separation directory, as Debian's service makes it
+	ssh-keygen -q -t ed25519 -N '' -f "$TMP/hostkey"
+	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	echo "[127.0.0.1]:$PORT $(cat "$TMP/hostkey.pub")" > "$TMP/known_hosts"
+	timeout 300 /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress=127.0.0.1 -o Port="$PORT" \
+		-o HostKey="$TMP/hostkey" -o AuthorizedKeysFile="$TMP/authorized_keys" \
+		-o PidFile=none -o StrictModes=no -o UsePAM=no -o PasswordAuthentication=no \
+		-o KbdInteractiveAuthentication=no -o PermitRootLogin=prohibit-password \
+		-o MaxAuthTries=3 -o LoginGraceTime=120 > "$TMP/sshd.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do
+		grep -q 'Server listening' "$TMP/sshd.log" && return 0
+		sleep 0.1
+	done
+	cat "$TMP/sshd.log"
+	return 1
+}
+
+# ssh_login PUB: ssh to the test sshd with only the agent's key PUB.
+ssh_login() {
+	c ssh -F /dev/null -o IdentityAgent="$SSH_AUTH_SOCK" -o IdentitiesOnly=yes \
+		-o IdentityFile="$1" -o UserKnownHostsFile="$TMP/known_hosts" \
+		-o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=60 \
+		-p "$PORT" root@127.0.0.1 'echo logged in as $(id -un)'
+}
+
+@test "the agent guest has no SSE arithmetic (the emulating KVM cannot run it); a BearSSL object that has some is caught" {
+	# Instructions on xmm/ymm/zmm registers that are not plain moves.
+	sse_arith() { objdump -d --no-show-raw-insn "$@" | grep -E '%[xyz]mm' | awk '{print $2}' | grep -v '^mov' | sort -u; }
+	[ -f "$AGENT_ELF" ]
+	run sse_arith "$AGENT_ELF"
+	[ -z "$output" ] || { echo "SSE arithmetic in the guest: $output"; return 1; }
+	(cd "$TMP" && ar x /usr/lib/x86_64-linux-gnu/libbearssl.a ec_p256_m15.o)
+	run sse_arith "$TMP/ec_p256_m15.o"
+	[ -n "$output" ]
+}
+
+@test "the key scanner finds every encoding of a scalar it looks for, and nothing in random bytes" {
+	run "$SCAN" selftest
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ $output == *"plants, each found"* ]]
+}
+
+@test "cloak-ssh-agent prints ssh-agent -s lines, listens owner-only; -k stops it and removes the socket" {
+	need_kvm
+	run env TMPDIR="$TMP" CLOAK="$CLOAK" timeout 120 "$WRAPPER"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ ${lines[0]} =~ ^SSH_AUTH_SOCK=(/.+/cloak-ssh-[^/]+/agent\.[0-9]+)\;\ export\ SSH_AUTH_SOCK\;$ ]]
+	[[ ${lines[1]} =~ ^SSH_AGENT_PID=([0-9]+)\;\ export\ SSH_AGENT_PID\;$ ]]
+	[[ ${lines[2]} =~ ^echo\ Agent\ pid\ [0-9]+\;$ ]]
+	eval "$output" > /dev/null
+	AGENT_PID=$SSH_AGENT_PID
+	[ "$(stat -c %a "$SSH_AUTH_SOCK")" = 600 ] || [ "$(stat -c %a "$SSH_AUTH_SOCK")" = 700 ]
+	[ "$(stat -c %a "$(dirname "$SSH_AUTH_SOCK")")" = 700 ]
+	[[ $(readlink "/proc/$SSH_AGENT_PID/exe") == */cloak ]]
+	run -1 c ssh-add -l
+	[ "$output" = "The agent has no identities." ]
+	run env SHELL=/bin/csh "$WRAPPER" -k
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "unsetenv SSH_AUTH_SOCK;" ] && [ "${lines[2]}" = "echo Agent pid $SSH_AGENT_PID killed;" ]
+	run kill -0 "$SSH_AGENT_PID"
+	[ "$status" -ne 0 ]
+	AGENT_PID=
+	[ ! -e "$SSH_AUTH_SOCK" ] && [ ! -e "$(dirname "$SSH_AUTH_SOCK")" ]
+	# -k again, or on a process that is no agent: one line, exit 1.
+	run "$WRAPPER" -k
+	[ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ] && [[ $output == "cloak-ssh-agent: process "*"is not a cloak ssh-agent"* ]]
+	run env -u SSH_AGENT_PID "$WRAPPER" -k
+	[ "$status" -eq 1 ] && [[ $output == *"SSH_AGENT_PID is not set"* ]]
+}
+
+@test "stopping the agent wipes guest memory (the monitor's SIGTERM path)" {
+	need_kvm
+	start_agent --verbose
+	new_key id
+	c ssh-add "$TMP/id"
+	stop_agent
+	grep -q 'guest memory wiped' "$TMP/monitor.out"
+}
+
+@test "ssh-add adds an ECDSA key; -l and -L list it; several clients one after another and at once; -d and -D remove it" {
+	need_kvm
+	start_agent
+	new_key id
+	new_key other
+	run c ssh-add "$TMP/id"
+	[ "$status" -eq 0 ] && [[ $output == "Identity added: $TMP/id (id key)" ]]
+	run c ssh-add -l
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(ssh-keygen -l -f "$TMP/id.pub")" ]
+	run c ssh-add -L
+	[ "$output" = "$(cat "$TMP/id.pub")" ]
+	c ssh-add -q "$TMP/other"
+	for i in 1 2 3; do
+		run c ssh-add -l
+		[ "${#lines[@]}" -eq 2 ] || { echo "client $i: $output"; return 1; }
+	done
+	# Three at once: the agent serves them in turn.
+	local at_once=()
+	for i in 1 2 3; do
+		c ssh-add -L > "$TMP/list.$i" &
+		at_once+=($!)
+	done
+	wait "${at_once[@]}"
+	for i in 1 2 3; do [ "$(wc -l < "$TMP/list.$i")" -eq 2 ]; done
+	run c ssh-add -d "$TMP/id"
+	[ "$status" -eq 0 ] && [[ $output == "Identity removed: $TMP/id"* ]]
+	run c ssh-add -L
+	[ "$output" = "$(cat "$TMP/other.pub")" ]
+	run -1 c ssh-add -d "$TMP/id"
+	run c ssh-add -D
+	[ "$status" -eq 0 ] && [ "$output" = "All identities removed." ]
+	run -1 c ssh-add -l
+	[ "$output" = "The agent has no identities." ]
+}
+
+@test "ssh-add -x locks: nothing listed, signing and adding fail; -X with a wrong passphrase fails, the right one unlocks" {
+	need_kvm
+	start_agent
+	new_key id
+	c ssh-add -q "$TMP/id"
+	printf '#!/bin/sh\necho "$LOCK_PASS"\n' > "$TMP/askpass"
+	chmod +x "$TMP/askpass"
+	export SSH_ASKPASS=$TMP/askpass SSH_ASKPASS_REQUIRE=force
+	LOCK_PASS="correct horse" run c ssh-add -x
+	[ "$status" -eq 0 ] && [[ $output == *"Agent locked."* ]]
+	run -1 c ssh-add -l
+	[ "$output" = "The agent has no identities." ]
+	run ! sign_verify "$TMP/id.pub"
+	new_key other
+	run ! c ssh-add "$TMP/other"
+	LOCK_PASS="wrong horse" run c ssh-add -X
+	[ "$status" -ne 0 ] && [[ $output == *"Failed to unlock agent"* ]]
+	run -1 c ssh-add -l
+	LOCK_PASS="correct horse" run c ssh-add -X
+	[ "$status" -eq 0 ] && [[ $output == *"Agent unlocked."* ]]
+	run c ssh-add -l
+	[ "$status" -eq 0 ] && [[ $output == *"(ECDSA)" ]]
+	sign_verify "$TMP/id.pub"
+}
+
+@test "ssh-add -t: the key is gone when its lifetime ends, with no client connected" {
+	need_kvm
+	start_agent
+	new_key id
+	run c ssh-add -t 4 "$TMP/id"
+	[ "$status" -eq 0 ] && [[ $output == *"Lifetime set to 4 seconds"* ]]
+	t0=$(date +%s)
+	run c ssh-add -l
+	[ "$status" -eq 0 ]
+	# Lifetimes count from the add; give the guest time to reap.
+	sleep $((4 + 2 - ($(date +%s) - t0)))
+	run -1 c ssh-add -l
+	[ "$output" = "The agent has no identities." ]
+	run ! sign_verify "$TMP/id.pub"
+}
+
+@test "refused: confirm constraint, Ed25519 and RSA keys (the protocol's failure reply)" {
+	need_kvm
+	start_agent
+	new_key id
+	run ! c ssh-add -c "$TMP/id"
+	[[ $output == *"Could not add identity"* ]]
+	ssh-keygen -q -t ed25519 -N '' -f "$TMP/ed"
+	ssh-keygen -q -t rsa -b 2048 -N '' -f "$TMP/rsa"
+	run ! c ssh-add "$TMP/ed"
+	run ! c ssh-add "$TMP/rsa"
+	run -1 c ssh-add -l
+	[ "$output" = "The agent has no identities." ]
+}
+
+@test "ssh-keygen -Y sign with the agent's key verifies with ssh-keygen -Y verify; a changed message does not" {
+	need_kvm
+	start_agent
+	new_key id
+	c ssh-add -q "$TMP/id"
+	sign_verify "$TMP/id.pub"
+	echo tampered >> "$TMP/msg"
+	run ! c ssh-keygen -Y verify -f "$TMP/allowed" -I me -n file -s "$TMP/msg.sig" < "$TMP/msg"
+}
+
+@test "ssh logs in to a real sshd on 127.0.0.1 with the agent's key after the key file is deleted" {
+	need_kvm
+	start_sshd
+	start_agent
+	new_key id
+	cp "$TMP/id.pub" "$TMP/authorized_keys"
+	c ssh-add -q "$TMP/id"
+	rm "$TMP/id"
+	run ssh_login "$TMP/id.pub"
+	[ "$status" -eq 0 ] || { echo "$output"; cat "$TMP/sshd.log"; return 1; }
+	[ "$output" = "logged in as root" ]
+	grep -q "Accepted publickey for root from 127.0.0.1.*ECDSA $(ssh-keygen -l -f "$TMP/id.pub" | awk '{print $2}')" "$TMP/sshd.log"
+	# Control: without the key in the agent, the same login fails.
+	c ssh-add -q -D
+	run ! ssh_login "$TMP/id.pub"
+}
+
+@test "after ssh-add the scalar is in no file, no later channel traffic, no monitor output, no shared-page dump" {
+	need_kvm
+	start_agent
+	new_key id
+	d=$("$SCAN" scalar "$TMP/id")
+	# Controls: the scanner finds the scalar in the key file (base64).
+	run "$SCAN" key "$d" "$TMP/id"
+	[ "$status" -eq 1 ] && [[ $output == *"found base64"* ]]
+	# The clients talk through a recorder: connection N's bytes in traffic.N.
+	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -S "$TMP/rec.sock" ] && break; sleep 0.1; done
+	export SSH_AUTH_SOCK=$TMP/rec.sock
+	c ssh-add -q "$TMP/id"
+	rm "$TMP/id"
+	c ssh-add -l > /dev/null
+	sign_verify "$TMP/id.pub"
+	c ssh-add -L > /dev/null
+	# Control: the add's own traffic carries the scalar (it crosses once).
+	run "$SCAN" key "$d" "$TMP/traffic.0"
+	[ "$status" -eq 1 ] && [[ $output == *"found mpint"* ]]
+	ls "$TMP"/traffic.3
+	stop_agent
+	[ "$(stat -c %s "$TMP/shared.dump")" -gt 4096 ]
+	files=("$TMP"/traffic.[1-9]* "$TMP/monitor.out" "$TMP/shared.dump")
+	[ "${#files[@]}" -ge 5 ]
+	run "$SCAN" key "$d" "${files[@]}"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	# And no file the run left behind, anywhere in the test directory.
+	while IFS= read -r f; do
+		[[ $f == "$TMP/traffic.0" ]] && continue
+		run "$SCAN" key "$d" "$f"
+		[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	done < <(find "$TMP" -type f)
+}
+
+@test "root reads the monitor's whole address space while the agent holds a key: guest RAM (secret memory) is refused, the rest has no scalar" {
+	need_kvm
+	need_root
+	local backend kind
+	backend=${CLOAK_TEST_MEMORY:-$(auto_backend)}
+	kind=$(kvm_kind)
+	case $backend/$kind in
+	secret/* | gmem/hardware) ;;
+	*) skip "guest RAM from --memory=$backend is readable through /proc/PID/mem where KVM is $kind (docs/ssh-agent.md)" ;;
+	esac
+	start_agent
+	new_key id
+	d=$("$SCAN" scalar "$TMP/id")
+	c ssh-add -q "$TMP/id"
+	sign_verify "$TMP/id.pub"
+	run "$SCAN" key-proc "$d" "$AGENT_PID"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ $output =~ ^read\ [0-9]{6,}\ bytes ]]
+	# Secret memory stays mapped but is refused; a guest_memfd where KVM
+	# runs guest code is given up by the monitor at PROTECT.
+	[ "$backend" != secret ] || [[ $output == *"refused: /secretmem (Input/output error)"* ]]
+}
+
+@test "--memory=shared, where the host can read guest RAM: the scalar is there while held, gone after -D, after a cut-off add and when its lifetime ends" {
+	need_kvm
+	need_root
+	start_agent --memory=shared
+	new_key id
+	new_key cut
+	new_key brief
+	d=$("$SCAN" scalar "$TMP/id")
+	c ssh-add -q "$TMP/id"
+	sign_verify "$TMP/id.pub"
+	# Control: the held key is found in guest RAM.
+	run "$SCAN" key-proc "$d" "$AGENT_PID"
+	[ "$status" -eq 1 ] && [[ $output == *"found big-endian in /memfd:cloak-guest"* ]]
+	c ssh-add -q -D
+	run "$SCAN" key-proc "$d" "$AGENT_PID"
+	[ "$status" -eq 0 ] || { echo "after -D: $output"; return 1; }
+	# An add cut off after the scalar, then the client leaves.
+	dc=$("$SCAN" scalar "$TMP/cut")
+	timeout 60 "$CLIENT" "$SOCK" add-truncated "$dc" "$TMP/cut.pub"
+	run -1 c ssh-add -l # served after the cut-off one
+	run "$SCAN" key-proc "$dc" "$AGENT_PID"
+	[ "$status" -eq 0 ] || { echo "after a cut-off add: $output"; return 1; }
+	# A lifetime that ends with no client connected.
+	db=$("$SCAN" scalar "$TMP/brief")
+	c ssh-add -q -t 3 "$TMP/brief"
+	run "$SCAN" key-proc "$db" "$AGENT_PID"
+	[ "$status" -eq 1 ]
+	sleep 5
+	run "$SCAN" key-proc "$db" "$AGENT_PID"
+	[ "$status" -eq 0 ] || { echo "after the lifetime: $output"; return 1; }
+}
+
+@test "a key made inside the guest (cloak-ssh-keygen): listed, signs, logs in; its scalar is nowhere the host can see" {
+	need_kvm
+	start_sshd
+	start_agent -- --test-hooks
+	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -S "$TMP/rec.sock" ] && break; sleep 0.1; done
+	export SSH_AUTH_SOCK=$TMP/rec.sock
+	run c "$KEYGEN" -C "made in the guest"
+	[ "$status" -eq 0 ]
+	[[ $output =~ ^ecdsa-sha2-nistp256\ AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABB[A-Za-z0-9+/]+=*\ made\ in\ the\ guest$ ]]
+	echo "$output" > "$TMP/gen.pub"
+	ssh-keygen -l -f "$TMP/gen.pub" > /dev/null # OpenSSH reads it
+	[ "$(c ssh-add -L)" = "$(cat "$TMP/gen.pub")" ]
+	sign_verify "$TMP/gen.pub"
+	cp "$TMP/gen.pub" "$TMP/authorized_keys"
+	run ssh_login "$TMP/gen.pub"
+	[ "$status" -eq 0 ] && [ "$output" = "logged in as root" ]
+	h=$(timeout 60 "$CLIENT" "$SSH_AUTH_SOCK" keyhash "$TMP/gen.pub")
+	[[ $h =~ ^[0-9a-f]{64}$ ]]
+	stop_agent
+	# Control for the hash search: the public X coordinate is in the traffic.
+	x=$(python3 -c 'import base64,sys; b=base64.b64decode(open(sys.argv[1]).read().split()[1]); print(b[-64:-32].hex())' "$TMP/gen.pub")
+	xh=$(printf '%s' "$x" | xxd -r -p | sha256sum | cut -c1-64)
+	run "$SCAN" hash "$xh" "$TMP"/traffic.*
+	[ "$status" -eq 1 ]
+	run "$SCAN" hash "$h" "$TMP"/traffic.* "$TMP/monitor.out" "$TMP/shared.dump" "$TMP/gen.pub"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
+@test "cloak-ssh-keygen errors: no agent, OpenSSH's own agent (no keygen@cloak), bad options" {
+	run -2 env -u SSH_AUTH_SOCK "$KEYGEN"
+	[[ $output == *"SSH_AUTH_SOCK is not set"* ]]
+	run -1 "$KEYGEN" -a "$TMP/nothing.sock"
+	[[ $output == "cloak-ssh-keygen: cannot connect to the agent at $TMP/nothing.sock"* ]]
+	run -2 "$KEYGEN" -t soon -a x
+	ssh-agent -D -a "$TMP/openssh.sock" > /dev/null 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -S "$TMP/openssh.sock" ] && break; sleep 0.1; done
+	run -1 timeout 60 "$KEYGEN" -a "$TMP/openssh.sock"
+	[[ $output == *"refused to generate a key"*"OpenSSH's ssh-agent has no keygen@cloak"* ]]
+}
+
+@test "hostile clients get a failure reply or a closed connection, one after another; the agent keeps serving" {
+	need_kvm
+	start_agent
+	run timeout 300 "$CLIENT" "$SOCK" hostile
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ $output == *"0 of "*" cases wrong"* ]]
+	run -1 c ssh-add -l
+	[ "$output" = "The agent has no identities." ]
+	kill -0 "$AGENT_PID"
+	[ "$(grep -c 'hung up on a client: bad message length' "$TMP/monitor.out")" -eq 3 ]
+	stop_agent
+	! grep -q '^cloak: ' <(grep -v 'interrupted by signal' "$TMP/monitor.out")
+}
+
+@test "a client that stalls mid-message or sits idle is hung up on, so the next client is served" {
+	need_kvm
+	start_agent -- --message-timeout=2 --idle=3
+	run timeout 60 "$CLIENT" "$SOCK" stall
+	[ "$status" -eq 0 ] && [[ $output =~ ^hung\ up\ after\ [1-5]\.[0-9]\ s$ ]]
+	# An idle client holds the agent until --idle passes; ssh-add waits.
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(30)
+t0 = time.time(); sys.exit(0 if s.recv(1) == b"" and time.time() - t0 < 20 else 1)' "$SOCK" &
+	idle=$!
+	sleep 0.5
+	run -1 c ssh-add -l
+	[ "$output" = "The agent has no identities." ]
+	wait "$idle"
+	grep -q 'hung up on a client: message timeout' "$TMP/monitor.out"
+}
+
+@test "the agent guest without its channel says how to run it" {
+	need_kvm
+	run_cloak "$AGENT_ELF"
+	[ "$status" -eq 1 ]
+	[[ $output == *"run with --channel agent=listen:SOCKET"* ]]
+	run_cloak "$AGENT_ELF" -- --idle=0
+	[ "$status" -eq 2 ] && [[ $output == *"--idle must be 1..86400 seconds"* ]]
+}

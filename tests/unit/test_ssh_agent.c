@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Unit tests of the ssh-agent guest's host-buildable modules
+ * (examples/ssh-agent): the wire format and parser, the key store, the
+ * lock, P-256 and the request handler, with a fake clock and entropy.
+ * Signatures are checked with BearSSL's verifier, which the agent itself
+ * never calls. Wiping is checked by searching the agent's whole state for
+ * a key's scalar after each way a key can leave it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <bearssl.h>
+
+#include "../../examples/ssh-agent/agent.h"
+#include "../../examples/ssh-agent/agent_p256.h"
+
+static uint64_t fake_now = 1000;
+static unsigned seeds, delays;
+static uint64_t delayed_ns;
+
+static uint64_t now(void *ctx)
+{
+	return fake_now;
+}
+
+static bool seed(void *ctx, br_hmac_drbg_context *d)
+{
+	uint8_t s[32] = { 0 };
+	s[0] = (uint8_t)++seeds;
+	br_hmac_drbg_init(d, &br_sha256_vtable, s, sizeof s);
+	return true;
+}
+
+static void delay(void *ctx, uint64_t ns)
+{
+	delays++;
+	delayed_ns = ns;
+}
+
+static struct agent_env env = { now, seed, delay, NULL, false };
+static struct agent ag;
+static uint8_t out[AGENT_REPLY_MAX];
+
+/* A fixed test key: the scalar and its public point, from BearSSL. */
+static uint8_t key_d[32], key_q[65];
+
+static int setup(void **state)
+{
+	fake_now = 1000;
+	seeds = delays = 0;
+	env.test_hooks = false;
+	agent_init(&ag, &env);
+	for (int i = 0; i < 32; i++)
+		key_d[i] = (uint8_t)(0x41 + i); /* top bit clear: no sign byte */
+	assert_true(p256_public(key_d, key_q));
+	return 0;
+}
+
+static bool contains(const void *hay, size_t n, const void *needle, size_t m)
+{
+	for (size_t i = 0; i + m <= n; i++)
+		if (!memcmp((const uint8_t *)hay + i, needle, m))
+			return true;
+	return false;
+}
+
+static bool agent_holds_scalar(const uint8_t d[32])
+{
+	return contains(&ag, sizeof ag, d, 32);
+}
+
+/* Message builders, with the module's own writer (tested below). */
+static size_t add_msg(uint8_t *buf, size_t cap, uint8_t type, const uint8_t *d, size_t dlen,
+		      const uint8_t *q, const char *comment, const uint8_t *cons, size_t clen)
+{
+	struct wire_writer w;
+	wire_writer_init(&w, buf, cap);
+	wire_put_u8(&w, type);
+	wire_put_cstring(&w, AGENT_P256_NAME);
+	wire_put_cstring(&w, AGENT_P256_CURVE);
+	wire_put_string(&w, q, 65);
+	wire_put_mpint(&w, d, dlen);
+	wire_put_cstring(&w, comment);
+	wire_put_raw(&w, cons, clen);
+	assert_false(w.bad);
+	return w.len;
+}
+
+static size_t blob_of(uint8_t *buf, const uint8_t *q)
+{
+	struct wire_writer w;
+	wire_writer_init(&w, buf, AGENT_P256_BLOB);
+	wire_put_p256_blob(&w, q);
+	assert_false(w.bad);
+	return w.len;
+}
+
+static size_t sign_msg(uint8_t *buf, size_t cap, const uint8_t *q, const char *data)
+{
+	uint8_t blob[AGENT_P256_BLOB];
+	struct wire_writer w;
+	wire_writer_init(&w, buf, cap);
+	wire_put_u8(&w, SSH_AGENTC_SIGN_REQUEST);
+	wire_put_string(&w, blob, blob_of(blob, q));
+	wire_put_cstring(&w, data);
+	wire_put_u32(&w, 0);
+	return w.len;
+}
+
+static uint8_t call(const uint8_t *msg, size_t len, size_t *rlen)
+{
+	size_t n = agent_handle(&ag, msg, len, out);
+	assert_true(n >= 1 && n <= AGENT_REPLY_MAX);
+	if (rlen)
+		*rlen = n;
+	return out[0];
+}
+
+static uint8_t add_key(const char *comment, const uint8_t *cons, size_t clen)
+{
+	uint8_t m[2048];
+	size_t n = add_msg(m, sizeof m, clen ? SSH_AGENTC_ADD_ID_CONSTRAINED : SSH_AGENTC_ADD_IDENTITY,
+			   key_d, 32, key_q, comment, cons, clen);
+	return call(m, n, NULL);
+}
+
+static unsigned listed(void)
+{
+	uint8_t m = SSH_AGENTC_REQUEST_IDENTITIES;
+	size_t n;
+	assert_int_equal(call(&m, 1, &n), SSH_AGENT_IDENTITIES_ANSWER);
+	struct wire_reader r;
+	wire_reader_init(&r, out + 1, n - 1);
+	return wire_get_u32(&r);
+}
+
+/* Signs "data" with the test key through the agent; verifies with BearSSL. */
+static uint8_t sign_and_verify(const char *data)
+{
+	uint8_t m[512];
+	size_t n = sign_msg(m, sizeof m, key_q, data), rn;
+	uint8_t t = call(m, n, &rn);
+	if (t != SSH_AGENT_SIGN_RESPONSE)
+		return t;
+	/* byte 14, string(string name, string(mpint r, mpint s)) */
+	struct wire_reader r, sig, rs;
+	wire_reader_init(&r, out + 1, rn - 1);
+	struct wire_bytes whole = wire_get_string(&r);
+	assert_true(wire_done(&r));
+	wire_reader_init(&sig, whole.p, whole.len);
+	assert_true(wire_bytes_eq(wire_get_string(&sig), AGENT_P256_NAME));
+	struct wire_bytes inner = wire_get_string(&sig);
+	assert_true(wire_done(&sig));
+	wire_reader_init(&rs, inner.p, inner.len);
+	struct wire_bytes mr = wire_get_string(&rs), ms = wire_get_string(&rs);
+	assert_true(wire_done(&rs));
+	uint8_t raw[64] = { 0 };
+	assert_true(mr.len >= 1 && mr.len <= 33 && ms.len >= 1 && ms.len <= 33);
+	if (mr.len == 33) {
+		assert_int_equal(mr.p[0], 0);
+		mr.p++, mr.len--;
+	}
+	if (ms.len == 33) {
+		assert_int_equal(ms.p[0], 0);
+		ms.p++, ms.len--;
+	}
+	memcpy(raw + 32 - mr.len, mr.p, mr.len);
+	memcpy(raw + 64 - ms.len, ms.p, ms.len);
+	uint8_t h[32];
+	br_sha256_context c;
+	br_sha256_init(&c);
+	br_sha256_update(&c, data, strlen(data));
+	br_sha256_out(&c, h);
+	br_ec_public_key pk = { BR_EC_secp256r1, key_q, 65 };
+	assert_int_equal(br_ecdsa_i31_vrfy_raw(&br_ec_p256_m31, h, 32, &pk, raw, 64), 1);
+	return t;
+}
+
+/* ---- wire format ---- */
+
+static void test_reader_bounds(void **state)
+{
+	const uint8_t m[] = { 0, 0, 0, 10, 'a', 'b', 'c' }; /* says 10, has 3 */
+	struct wire_reader r;
+	wire_reader_init(&r, m, sizeof m);
+	struct wire_bytes b = wire_get_string(&r);
+	assert_null(b.p);
+	assert_true(r.bad);
+	assert_int_equal(wire_get_u8(&r), 0); /* stays failed */
+	assert_false(wire_done(&r));
+	const uint8_t huge[] = { 0xff, 0xff, 0xff, 0xff, 'x' };
+	wire_reader_init(&r, huge, sizeof huge);
+	wire_get_string(&r);
+	assert_true(r.bad);
+	wire_reader_init(&r, m, 3);
+	wire_get_u32(&r);
+	assert_true(r.bad);
+}
+
+static void test_writer_bounds_and_mpint(void **state)
+{
+	uint8_t buf[16];
+	struct wire_writer w;
+	wire_writer_init(&w, buf, 6);
+	wire_put_cstring(&w, "abc");
+	assert_true(w.bad);
+	const uint8_t v1[] = { 0, 0, 0x7f, 1 }, v2[] = { 0x80, 1 }, zero[] = { 0, 0 };
+	wire_writer_init(&w, buf, sizeof buf);
+	wire_put_mpint(&w, v1, sizeof v1);
+	assert_int_equal(w.len, 6);
+	assert_memory_equal(buf, "\0\0\0\2\x7f\1", 6);
+	wire_writer_init(&w, buf, sizeof buf);
+	wire_put_mpint(&w, v2, sizeof v2);
+	assert_memory_equal(buf, "\0\0\0\3\0\x80\1", 7);
+	wire_writer_init(&w, buf, sizeof buf);
+	wire_put_mpint(&w, zero, sizeof zero);
+	assert_memory_equal(buf, "\0\0\0\0", 4);
+	assert_int_equal(w.len, 4);
+}
+
+static void test_frame_len(void **state)
+{
+	const uint8_t z[4] = { 0 }, one[4] = { 0, 0, 0, 1 }, max[4] = { 0, 1, 0, 0 },
+		      over[4] = { 0, 1, 0, 1 }, all[4] = { 0xff, 0xff, 0xff, 0xff };
+	assert_int_equal(agent_frame_len(z), 0);
+	assert_int_equal(agent_frame_len(one), 1);
+	assert_int_equal(agent_frame_len(max), AGENT_MSG_MAX);
+	assert_int_equal(agent_frame_len(over), 0);
+	assert_int_equal(agent_frame_len(all), 0);
+}
+
+static void test_parse_add_and_constraints(void **state)
+{
+	uint8_t m[2048];
+	struct agent_request req;
+	const uint8_t life[] = { SSH_AGENT_CONSTRAIN_LIFETIME, 0, 0, 0, 5 };
+	size_t n = add_msg(m, sizeof m, SSH_AGENTC_ADD_ID_CONSTRAINED, key_d, 32, key_q, "hi", life,
+			   sizeof life);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
+	assert_int_equal(req.u.add.d.len, 32);
+	assert_memory_equal(req.u.add.d.p, key_d, 32);
+	assert_memory_equal(req.u.add.point, key_q, 65);
+	assert_true(wire_bytes_eq(req.u.add.comment, "hi"));
+	assert_true(req.u.add.c.has_lifetime);
+	assert_int_equal(req.u.add.c.lifetime_s, 5);
+	/* No proper prefix parses, but the one that ends where the
+	 * constraints begin (an add with none): never an overread. */
+	for (size_t k = 0; k < n; k++) {
+		if (k == n - sizeof life) {
+			assert_int_equal(agent_parse_request(m, k, &req), AGENT_PARSE_OK);
+			assert_false(req.u.add.c.has_lifetime);
+		} else {
+			assert_int_not_equal(agent_parse_request(m, k, &req), AGENT_PARSE_OK);
+		}
+	}
+	/* Trailing bytes after a plain add. */
+	n = add_msg(m, sizeof m, SSH_AGENTC_ADD_IDENTITY, key_d, 32, key_q, "hi", life, 1);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_MALFORMED);
+	/* A constraint twice, an unknown one. */
+	const uint8_t twice[] = { 2, 2 }, unknown[] = { 77 };
+	n = add_msg(m, sizeof m, SSH_AGENTC_ADD_ID_CONSTRAINED, key_d, 32, key_q, "", twice, 2);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_MALFORMED);
+	n = add_msg(m, sizeof m, SSH_AGENTC_ADD_ID_CONSTRAINED, key_d, 32, key_q, "", unknown, 1);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_UNSUPPORTED);
+}
+
+static void test_parse_other_messages(void **state)
+{
+	struct agent_request req;
+	const uint8_t ids[] = { SSH_AGENTC_REQUEST_IDENTITIES }, ids_junk[] = { 11, 0 },
+		      unknown[] = { 200 }, lock[] = { SSH_AGENTC_LOCK, 0, 0, 0, 2, 'p', 'w' },
+		      ext[] = { SSH_AGENTC_EXTENSION, 0, 0, 0, 1, 'q', 9, 9 };
+	assert_int_equal(agent_parse_request(ids, 1, &req), AGENT_PARSE_OK);
+	assert_int_equal(agent_parse_request(ids, 0, &req), AGENT_PARSE_MALFORMED);
+	assert_int_equal(agent_parse_request(NULL, 0, &req), AGENT_PARSE_MALFORMED);
+	assert_int_equal(agent_parse_request(ids_junk, 2, &req), AGENT_PARSE_MALFORMED);
+	assert_int_equal(agent_parse_request(unknown, 1, &req), AGENT_PARSE_UNSUPPORTED);
+	assert_int_equal(agent_parse_request(lock, sizeof lock, &req), AGENT_PARSE_OK);
+	assert_true(wire_bytes_eq(req.u.lock.pass, "pw"));
+	assert_int_equal(agent_parse_request(ext, sizeof ext, &req), AGENT_PARSE_OK);
+	assert_true(wire_bytes_eq(req.u.ext.name, "q"));
+	assert_int_equal(req.u.ext.contents.len, 2);
+	uint8_t m[512];
+	size_t n = sign_msg(m, sizeof m, key_q, "data");
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
+	assert_non_null(wire_p256_blob_point(req.u.sign.key_blob));
+	assert_true(wire_bytes_eq(req.u.sign.data, "data"));
+	assert_int_equal(agent_parse_request(m, n - 1, &req), AGENT_PARSE_MALFORMED);
+}
+
+static void test_parse_scalar_forms(void **state)
+{
+	uint8_t m[2048];
+	struct agent_request req;
+	const uint8_t hi[32] = { 0x80, 1 }, small[2] = { 0, 7 };
+	/* A top-bit scalar has a sign byte; the parser strips it. */
+	size_t n = add_msg(m, sizeof m, SSH_AGENTC_ADD_IDENTITY, hi, 32, key_q, "", NULL, 0);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
+	assert_int_equal(req.u.add.d.len, 32);
+	assert_int_equal(req.u.add.d.p[0], 0x80);
+	/* Short scalars are fine (left-padded by the agent). */
+	n = add_msg(m, sizeof m, SSH_AGENTC_ADD_IDENTITY, small, 2, key_q, "", NULL, 0);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
+	assert_int_equal(req.u.add.d.len, 1);
+	/* Zero (empty mpint) is refused by the parser. */
+	n = add_msg(m, sizeof m, SSH_AGENTC_ADD_IDENTITY, small, 1, key_q, "", NULL, 0);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_MALFORMED);
+}
+
+/* ---- P-256 ---- */
+
+static void test_scalar_range(void **state)
+{
+	uint8_t d[32];
+	memset(d, 0, 32);
+	assert_false(p256_scalar_ok(d));
+	d[31] = 1;
+	assert_true(p256_scalar_ok(d));
+	static const uint8_t n[32] = {
+		0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51,
+	};
+	memcpy(d, n, 32);
+	assert_false(p256_scalar_ok(d));
+	d[31] = 0x50; /* n - 1 */
+	assert_true(p256_scalar_ok(d));
+	d[31] = 0x52; /* n + 1 */
+	assert_false(p256_scalar_ok(d));
+	memset(d, 0xff, 32);
+	assert_false(p256_scalar_ok(d));
+	assert_false(p256_public(d, key_q));
+}
+
+/* ---- key store ---- */
+
+static void test_keys_order_replace_full(void **state)
+{
+	struct agent_keys k;
+	keys_init(&k);
+	uint8_t d[32] = { 1 }, q[65] = { 4 };
+	for (unsigned i = 0; i < AGENT_KEYS_MAX; i++) {
+		q[1] = (uint8_t)i;
+		assert_int_equal(keys_add(&k, d, q, "c", 1, false, 0), 0);
+	}
+	q[1] = 0xee;
+	assert_int_equal(keys_add(&k, d, q, "c", 1, false, 0), -1); /* full */
+	q[1] = 3;
+	assert_int_equal(keys_add(&k, d, q, "new", 3, true, 7), 0); /* replaces */
+	assert_int_equal(k.n, AGENT_KEYS_MAX);
+	assert_int_equal(k.slot[3].comment_len, 3);
+	assert_true(keys_remove(&k, q));
+	assert_false(keys_remove(&k, q));
+	assert_int_equal(k.n, AGENT_KEYS_MAX - 1);
+	assert_int_equal(k.slot[3].point[1], 4); /* later keys moved down, in order */
+	uint8_t zero[sizeof k.slot[0]];
+	memset(zero, 0, sizeof zero);
+	assert_memory_equal(&k.slot[AGENT_KEYS_MAX - 1], zero, sizeof zero);
+	assert_int_equal(keys_add(&k, d, q, "c", AGENT_COMMENT_MAX + 1, false, 0), -1);
+}
+
+static void test_keys_reap(void **state)
+{
+	struct agent_keys k;
+	keys_init(&k);
+	uint8_t d[32] = { 9 }, q[65] = { 4, 1 };
+	keys_add(&k, d, q, "", 0, true, 50);
+	q[1] = 2;
+	keys_add(&k, d, q, "", 0, false, 0);
+	q[1] = 3;
+	keys_add(&k, d, q, "", 0, true, 20);
+	assert_int_equal(keys_next_expiry(&k), 20);
+	assert_int_equal(keys_reap(&k, 19), 0);
+	assert_int_equal(keys_reap(&k, 20), 1);
+	assert_int_equal(keys_next_expiry(&k), 50);
+	assert_int_equal(keys_reap(&k, 1000), 1);
+	assert_int_equal(k.n, 1);
+	assert_int_equal(keys_next_expiry(&k), UINT64_MAX);
+	assert_false(contains(&k.slot[1], sizeof k.slot - sizeof k.slot[0], d, 1));
+}
+
+/* ---- the agent ---- */
+
+static void test_add_list_sign_remove(void **state)
+{
+	assert_int_equal(listed(), 0);
+	assert_int_equal(add_key("mine", NULL, 0), SSH_AGENT_SUCCESS);
+	assert_true(agent_holds_scalar(key_d)); /* the control for the wipe checks */
+	assert_int_equal(listed(), 1);
+	assert_int_equal(add_key("again", NULL, 0), SSH_AGENT_SUCCESS); /* replaces */
+	assert_int_equal(listed(), 1);
+	assert_int_equal(sign_and_verify("to be signed"), SSH_AGENT_SIGN_RESPONSE);
+	assert_int_equal(ag.signatures, 1);
+	uint8_t m[256];
+	m[0] = SSH_AGENTC_REMOVE_IDENTITY;
+	struct wire_writer w;
+	wire_writer_init(&w, m + 1, sizeof m - 1);
+	uint8_t blob[AGENT_P256_BLOB];
+	wire_put_string(&w, blob, blob_of(blob, key_q));
+	assert_int_equal(call(m, 1 + w.len, NULL), SSH_AGENT_SUCCESS);
+	assert_false(agent_holds_scalar(key_d));
+	assert_int_equal(call(m, 1 + w.len, NULL), SSH_AGENT_FAILURE);
+	assert_int_equal(sign_and_verify("x"), SSH_AGENT_FAILURE);
+	assert_int_equal(add_key("mine", NULL, 0), SSH_AGENT_SUCCESS);
+	uint8_t all = SSH_AGENTC_REMOVE_ALL_IDENTITIES;
+	assert_int_equal(call(&all, 1, NULL), SSH_AGENT_SUCCESS);
+	assert_int_equal(listed(), 0);
+	assert_false(agent_holds_scalar(key_d));
+}
+
+static void test_add_refusals(void **state)
+{
+	uint8_t m[2048], other[65];
+	uint8_t d2[32];
+	memcpy(d2, key_d, 32);
+	d2[31] ^= 1;
+	assert_true(p256_public(d2, other));
+	/* A scalar that does not belong to the point. */
+	size_t n = add_msg(m, sizeof m, SSH_AGENTC_ADD_IDENTITY, d2, 32, key_q, "", NULL, 0);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
+	const uint8_t confirm[] = { SSH_AGENT_CONSTRAIN_CONFIRM };
+	assert_int_equal(add_key("c", confirm, 1), SSH_AGENT_FAILURE);
+	assert_int_equal(listed(), 0);
+	assert_false(agent_holds_scalar(d2));
+	assert_false(agent_holds_scalar(key_d));
+}
+
+static void test_lock(void **state)
+{
+	assert_int_equal(add_key("k", NULL, 0), SSH_AGENT_SUCCESS);
+	const uint8_t lock[] = { SSH_AGENTC_LOCK, 0, 0, 0, 6, 's', 'e', 'c', 'r', 'e', 't' };
+	uint8_t unlock[sizeof lock];
+	memcpy(unlock, lock, sizeof lock);
+	unlock[0] = SSH_AGENTC_UNLOCK;
+	assert_int_equal(call(lock, sizeof lock, NULL), SSH_AGENT_SUCCESS);
+	assert_false(contains(&ag, sizeof ag, "secret", 6)); /* only a salted hash */
+	assert_int_equal(call(lock, sizeof lock, NULL), SSH_AGENT_FAILURE); /* already */
+	assert_int_equal(listed(), 0);
+	assert_int_equal(sign_and_verify("locked"), SSH_AGENT_FAILURE);
+	assert_int_equal(add_key("k2", NULL, 0), SSH_AGENT_FAILURE);
+	uint8_t all = SSH_AGENTC_REMOVE_ALL_IDENTITIES;
+	assert_int_equal(call(&all, 1, NULL), SSH_AGENT_FAILURE);
+	const uint8_t query[] = { SSH_AGENTC_EXTENSION, 0, 0, 0, 5, 'q', 'u', 'e', 'r', 'y' };
+	assert_int_equal(call(query, sizeof query, NULL), SSH_AGENT_FAILURE);
+	uint8_t wrong[sizeof lock];
+	memcpy(wrong, unlock, sizeof lock);
+	wrong[sizeof wrong - 1] = 'X';
+	assert_int_equal(call(wrong, sizeof wrong, NULL), SSH_AGENT_FAILURE);
+	assert_int_equal(delays, 1);
+	assert_int_equal(call(wrong, sizeof wrong, NULL), SSH_AGENT_FAILURE);
+	assert_int_equal(delays, 2);
+	assert_true(delayed_ns > 100000000ull); /* grows with each failure */
+	assert_int_equal(call(unlock, sizeof unlock, NULL), SSH_AGENT_SUCCESS);
+	assert_int_equal(listed(), 1);
+	assert_int_equal(sign_and_verify("unlocked"), SSH_AGENT_SIGN_RESPONSE);
+	assert_int_equal(call(unlock, sizeof unlock, NULL), SSH_AGENT_FAILURE); /* not locked */
+	assert_int_equal(delays, 2);
+	/* Two locks with one passphrase: different salts, different hashes. */
+	struct agent_lock a, b;
+	uint8_t s1[AGENT_LOCK_SALT] = { 1 }, s2[AGENT_LOCK_SALT] = { 2 };
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	assert_true(lock_engage(&a, s1, "pw", 2));
+	assert_true(lock_engage(&b, s2, "pw", 2));
+	assert_memory_not_equal(a.hash, b.hash, AGENT_LOCK_HASH);
+	assert_false(lock_release(&a, "pW", 2));
+	assert_false(lock_release(&a, "pw", 1));
+	assert_true(lock_release(&a, "pw", 2));
+	assert_false(a.locked);
+}
+
+static void test_lifetime(void **state)
+{
+	const uint8_t life[] = { SSH_AGENT_CONSTRAIN_LIFETIME, 0, 0, 0, 3 };
+	fake_now = 5 * 1000000000ull;
+	assert_int_equal(add_key("short", life, sizeof life), SSH_AGENT_SUCCESS);
+	assert_int_equal(agent_reap(&ag), fake_now + 3 * 1000000000ull);
+	fake_now += 2999999999ull;
+	assert_int_equal(listed(), 1);
+	assert_int_equal(sign_and_verify("in time"), SSH_AGENT_SIGN_RESPONSE);
+	fake_now += 1;
+	assert_int_equal(sign_and_verify("too late"), SSH_AGENT_FAILURE);
+	assert_int_equal(listed(), 0);
+	assert_false(agent_holds_scalar(key_d));
+	/* Lifetime 2^32-1 s does not wrap the clock. */
+	const uint8_t forever[] = { SSH_AGENT_CONSTRAIN_LIFETIME, 0xff, 0xff, 0xff, 0xff };
+	fake_now = UINT64_MAX - 10;
+	assert_int_equal(add_key("long", forever, sizeof forever), SSH_AGENT_SUCCESS);
+	assert_int_equal(listed(), 1);
+}
+
+static void test_keygen_query_keyhash(void **state)
+{
+	uint8_t m[256];
+	struct wire_writer w;
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
+	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
+	wire_put_cstring(&w, AGENT_P256_NAME);
+	wire_put_cstring(&w, "made inside");
+	size_t n;
+	assert_int_equal(call(m, w.len, &n), SSH_AGENT_EXTENSION_RESPONSE);
+	struct wire_reader r;
+	wire_reader_init(&r, out + 1, n - 1);
+	assert_true(wire_bytes_eq(wire_get_string(&r), AGENT_EXT_KEYGEN));
+	struct wire_bytes blob = wire_get_string(&r);
+	assert_true(wire_done(&r));
+	assert_non_null(wire_p256_blob_point(blob));
+	uint8_t q[65];
+	memcpy(q, wire_p256_blob_point(blob), 65);
+	assert_int_equal(seeds, 1);
+	assert_int_equal(listed(), 1);
+	assert_memory_equal(ag.keys.slot[0].point, q, 65);
+	/* keyhash answers only with test hooks. */
+	uint8_t kh[256];
+	wire_writer_init(&w, kh, sizeof kh);
+	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
+	wire_put_cstring(&w, AGENT_EXT_KEYHASH);
+	uint8_t b[AGENT_P256_BLOB];
+	wire_put_string(&w, b, blob_of(b, ag.keys.slot[0].point));
+	assert_int_equal(call(kh, w.len, NULL), SSH_AGENT_FAILURE);
+	env.test_hooks = true;
+	assert_int_equal(call(kh, w.len, &n), SSH_AGENT_EXTENSION_RESPONSE);
+	uint8_t h[32];
+	br_sha256_context c;
+	br_sha256_init(&c);
+	br_sha256_update(&c, ag.keys.slot[0].d, 32);
+	br_sha256_out(&c, h);
+	assert_memory_equal(out + n - 32, h, 32);
+	const uint8_t query[] = { SSH_AGENTC_EXTENSION, 0, 0, 0, 5, 'q', 'u', 'e', 'r', 'y' };
+	assert_int_equal(call(query, sizeof query, &n), SSH_AGENT_EXTENSION_RESPONSE);
+	assert_true(contains(out, n, AGENT_EXT_KEYGEN, strlen(AGENT_EXT_KEYGEN)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_reader_bounds, setup),
+		cmocka_unit_test_setup(test_writer_bounds_and_mpint, setup),
+		cmocka_unit_test_setup(test_frame_len, setup),
+		cmocka_unit_test_setup(test_parse_add_and_constraints, setup),
+		cmocka_unit_test_setup(test_parse_other_messages, setup),
+		cmocka_unit_test_setup(test_parse_scalar_forms, setup),
+		cmocka_unit_test_setup(test_scalar_range, setup),
+		cmocka_unit_test_setup(test_keys_order_replace_full, setup),
+		cmocka_unit_test_setup(test_keys_reap, setup),
+		cmocka_unit_test_setup(test_add_list_sign_remove, setup),
+		cmocka_unit_test_setup(test_add_refusals, setup),
+		cmocka_unit_test_setup(test_lock, setup),
+		cmocka_unit_test_setup(test_lifetime, setup),
+		cmocka_unit_test_setup(test_keygen_query_keyhash, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
