@@ -31,4 +31,11 @@ bench-peers: all
 BENCHES += bench/peers-bench
 
 # Benchmark fragments of their own.
--include bench/ssh_agent.mk
+# libcloak against libsodium and OpenSSL's secure heap, and TLS handshakes.
+$(O)/bench/libcloak_bench: bench/libcloak_bench.c $(O)/libcloak/libcloak.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Ilibcloak -o $@ $< $(O)/libcloak/libcloak.a -lsodium -lcrypto -pthread
+ALL_TARGETS += $(O)/bench/libcloak_bench
+BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench
+
+include bench/io.mk bench/ssh_agent.mk

@@ -55,7 +55,6 @@ LIBCLOAK_LIBS_OUT := $(O)/libcloak/libcloak.so $(O)/libcloak/libcloak.a \
 ALL_TARGETS += $(LIBCLOAK_LIBS_OUT)
 
 # ---- install ----
-PREFIX ?= /usr/local
 LIBCLOAK_LIBDIR = $(DESTDIR)$(PREFIX)/lib
 LIBCLOAK_MAN3 := $(sort $(wildcard man/libcloak*.3 man/cloak_secret*.3 man/*sodium*.3))
 
@@ -74,10 +73,6 @@ install-libcloak: $(LIBCLOAK_LIBS_OUT)
 		> $(LIBCLOAK_LIBDIR)/pkgconfig/cloak.pc
 	$(if $(LIBCLOAK_MAN3),install -m 644 $(LIBCLOAK_MAN3) $(DESTDIR)$(PREFIX)/share/man/man3)
 
-# ---- benchmark ----
-$(O)/bench/libcloak_bench: bench/libcloak_bench.c $(O)/libcloak/libcloak.a | $(O)/bench/
-	$(CC) $(HOST_CFLAGS) -Ilibcloak -o $@ $< $(O)/libcloak/libcloak.a -lsodium -lcrypto -pthread
-BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench
 
 -include $(LIBCLOAK_OBJ:.o=.d) $(LIBCLOAK_SAN_OBJ:.o=.d) $(O)/libcloak/sodium.d \
         $(LIBCLOAK_SRC:%.c=$(O)/tsan/%.d) \

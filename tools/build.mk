@@ -4,10 +4,6 @@ $(O)/cloak-keyvault: tools/cloak-keyvault.c examples/keyvault/protocol.h | $(O)/
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lcrypto
 ALL_TARGETS += $(O)/cloak-keyvault
 
-# bench/build.mk does not include fragments yet; io.mk guards itself, so
-# including it here too is harmless once it does.
--include bench/io.mk
-
 # The ssh-agent's host commands (docs/ssh-agent.md): the start/stop wrapper,
 # copied next to the monitor so it finds build/cloak and
 # build/examples/ssh-agent.elf, and the in-guest key generation client.

@@ -86,7 +86,7 @@ int sandbox_enter(struct fail *f)
 	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
 	for (size_t i = 0; i < sizeof kvm_requests / sizeof kvm_requests[0] && r == 0; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_EQ, kvm_requests[i]));
+				     SCMP_A1(SCMP_CMP_EQ, kvm_requests[i], 0));
 	/* malloc maps memory; never executable memory. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
@@ -112,7 +112,7 @@ int sandbox_enter_broker(void)
 	/* Only Unix stream sockets, for connect: channels. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
