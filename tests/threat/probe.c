@@ -19,7 +19,12 @@
  *             and device mappings) over EVERY readable mapping of PID, not
  *             only guest RAM: what a host process can get out of the monitor
  *   kcore     physical memory, through /proc/kcore's RAM segments (root;
- *             PID is not used): is the needle anywhere in RAM?
+ *             PID is not used): is the needle anywhere in RAM? Here NEEDLE
+ *             is the guest's TOKEN and the probe looks for the threat
+ *             guests' secret, "CLOAK-THREAT-" + TOKEN reversed + "-SECRET",
+ *             computing each byte as it compares: a needle held in any
+ *             process's memory (this one's, the shell's) would be found
+ *             in RAM too.
  * One line per attempt: "METHOD: refused ERRNO (message)",
  * "METHOD: read N bytes, needle found" or "..., needle not found".
  * If /proc/PID/maps is unreadable (a non-dumpable target), the range can
@@ -435,13 +440,36 @@ static void all_peek(int pid, const char *needle)
 	       s.found ? "found" : "not found");
 }
 
-/* Physical memory through /proc/kcore: its PT_LOAD segments with a
- * physical address (RAM and kernel text), read in chunks. */
-static void by_kcore(const char *needle)
+/* The threat guests' secret for TOKEN, one byte at a time, never whole. */
+static int secret_byte(const char *token, size_t tlen, size_t i)
 {
-	static unsigned char buf[CHUNK];
-	struct scan s;
-	scan_init(&s, needle);
+	static const char head[] = "CLOAK-THREAT-", tail[] = "-SECRET";
+	if (i < sizeof head - 1)
+		return head[i];
+	i -= sizeof head - 1;
+	if (i < tlen)
+		return token[tlen - 1 - i];
+	i -= tlen;
+	return i < sizeof tail - 1 ? tail[i] : -1;
+}
+
+static bool secret_at(const unsigned char *p, size_t avail, const char *token, size_t tlen)
+{
+	size_t n = 13 + tlen + 7;
+	if (avail < n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (unsigned char)secret_byte(token, tlen, i))
+			return false;
+	return true;
+}
+
+/* Physical memory through /proc/kcore: its PT_LOAD segments with a
+ * physical address (RAM and kernel text), read in overlapping chunks. */
+static void by_kcore(const char *token)
+{
+	static unsigned char buf[CHUNK + 256];
+	size_t tlen = strlen(token), n = 13 + tlen + 7;
 	int fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
 	unsigned char eh[64];
 	if (fd < 0 || pread(fd, eh, sizeof eh, 0) != (ssize_t)sizeof eh) {
@@ -450,12 +478,11 @@ static void by_kcore(const char *needle)
 			close(fd);
 		return;
 	}
-	uint64_t phoff;
+	uint64_t phoff, bytes = 0, found = 0;
 	uint16_t phentsize, phnum;
 	memcpy(&phoff, eh + 32, 8);
 	memcpy(&phentsize, eh + 54, 2);
 	memcpy(&phnum, eh + 56, 2);
-	uint64_t found_count = 0;
 	for (unsigned i = 0; i < phnum; i++) {
 		unsigned char ph[56];
 		if (pread(fd, ph, sizeof ph, (off_t)(phoff + (uint64_t)i * phentsize)) != (ssize_t)sizeof ph)
@@ -468,21 +495,25 @@ static void by_kcore(const char *needle)
 		memcpy(&filesz, ph + 32, 8);
 		if (type != 1 || paddr == UINT64_MAX)
 			continue;
-		struct scan seg;
-		scan_init(&seg, needle);
 		for (uint64_t a = 0; a < filesz; a += CHUNK) {
-			size_t n = filesz - a < CHUNK ? filesz - a : CHUNK;
-			ssize_t got = pread(fd, buf, n, (off_t)(off + a));
+			size_t want = filesz - a < CHUNK + n ? filesz - a : CHUNK + n;
+			ssize_t got = pread(fd, buf, want, (off_t)(off + a));
 			if (got <= 0)
 				break;
-			scan_feed(&seg, buf, (size_t)got);
+			size_t scan = (size_t)got < CHUNK ? (size_t)got : CHUNK;
+			bytes += scan;
+			for (size_t k = 0; k < scan; k++) {
+				const unsigned char *q = memchr(buf + k, 'C', scan - k);
+				if (!q)
+					break;
+				k = (size_t)(q - buf);
+				found += secret_at(q, (size_t)got - k, token, tlen);
+			}
 		}
-		s.bytes += seg.bytes;
-		found_count += seg.found;
 	}
 	close(fd);
-	printf("kcore: read %llu bytes of RAM, needle %s\n", (unsigned long long)s.bytes,
-	       found_count ? "found" : "not found");
+	printf("kcore: read %llu bytes of RAM, needle %s\n", (unsigned long long)bytes,
+	       found ? "found" : "not found");
 }
 
 int main(int argc, char **argv)

@@ -156,10 +156,16 @@ gmem_lines() {
 	[ -r /proc/kcore ] || skip "no /proc/kcore on this kernel"
 	gives_up || skip "here the monitor keeps and wipes guest memory itself (test_guestmem)"
 	new_token
-	start_guest -- --memory="$DEFAULT" "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	start_guest -- -v --memory="$DEFAULT" "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	# Control: while the guest runs, its secret is in RAM (guest_memfd
+	# pages stay in the direct map) and the scan finds it.
+	run "$PROBE" 1 "$TOKEN" kcore # (the TOKEN: see t1_direct_map.bats)
+	local during=$output
 	stop_guest
 	[ "$GUEST_STATUS" -eq 240 ]
-	run "$PROBE" 1 "CLOAK-THREAT-$REV-SECRET" kcore
+	grep -q "guest memory zeroed by the vCPU" "$GUEST_OUT" || { cat "$GUEST_OUT"; return 1; }
+	[[ "$during" == *"needle found"* ]] || { echo "control: $during"; return 1; }
+	run "$PROBE" 1 "$TOKEN" kcore
 	expect_line "kcore: read "
 	expect_line "needle not found"
 }
