@@ -102,8 +102,9 @@ static int on_exit_reason(struct vm *vm)
 	}
 }
 
-/* Stop requests are blocked outside KVM_RUN and the POLL wait
- * (process/signals.h), so one that arrived is visible here. */
+/* A stop request's handler records it and sets immediate_exit
+ * (process/signals.h), so one that arrived is seen here before the next
+ * KVM_RUN, or ends the KVM_RUN it interrupts. */
 static int check_stop(struct vm *vm)
 {
 	if (signals_watchdog_fired())
