@@ -154,7 +154,7 @@ load helpers
 # Root's CAP_IPC_LOCK makes the kernel skip RLIMIT_MEMLOCK for secret
 # memory; drop it (and CAP_SYS_RESOURCE) to see the limit act.
 nocap() {
-	command -v setpriv >/dev/null || skip "setpriv not installed"
+	need_cmd setpriv util-linux
 	setpriv --bounding-set=-ipc_lock,-sys_resource \
 		--inh-caps=-ipc_lock,-sys_resource "$@"
 }
@@ -180,7 +180,7 @@ nocap() {
 }
 
 @test "a missing /dev/kvm is a one-line error with exit 249" {
-	command -v unshare >/dev/null || skip "unshare not installed"
+	need_cmd unshare util-linux
 	# A private mount namespace where /dev/kvm is hidden by an empty tmpfs /dev.
 	run unshare -m bash -c "mount -t tmpfs none /dev && '$CLOAK' '$HELLO'"
 	if [[ "$output" == *"mount"*"ermission"* || "$output" == *"unshare failed"* ]]; then

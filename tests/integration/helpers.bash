@@ -90,6 +90,18 @@ auto_backend() {
 # binaries the wrapper does not cover (the test build, $HOOKS).
 MEMORY_ARGS=(${CLOAK_TEST_MEMORY:+"--memory=$CLOAK_TEST_MEMORY"})
 
+# need_cmd COMMAND PACKAGE: the test drives COMMAND; without it, SKIP
+# naming the Debian package, or fail under CLOAK_REQUIRE_KVM=1 (CI installs
+# every package the tests use: .ci/packages).
+need_cmd() {
+	command -v "$1" >/dev/null && return 0
+	if [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ]; then
+		echo "CLOAK_REQUIRE_KVM=1 but $1 is not installed (apt-get install $2)" >&2
+		return 1
+	fi
+	skip "$1 is not installed (apt-get install $2)"
+}
+
 # need_root: tests that act as root (attacks, namespaces, other users)
 # SKIP without it, or FAIL under CI.
 need_root() {

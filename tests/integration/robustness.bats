@@ -137,7 +137,7 @@ teardown() {
 
 @test "console output on a terminal is filtered (UTF-8 text kept); to a pipe it is passed as is" {
 	need_kvm
-	command -v script >/dev/null || skip "script (util-linux) not installed"
+	need_cmd script bsdutils
 	script -qec "timeout 60 '$CLOAK' '$TRAP' print-controls" /dev/null > "$TMP/tty.out"
 	[ "$(head -1 "$TMP/tty.out" | tr -d '\r')" = "A?[31mB?31mC??31mD?E?F?G café ?" ] ||
 		{ od -c "$TMP/tty.out"; return 1; }
@@ -197,7 +197,7 @@ teardown() {
 	[ "$status" -eq 247 ] || { echo "$status: $output"; return 1; }
 	[ "$output" = "cloak: --block d: $TMP/d.img is in use by another process" ]
 	need_root
-	command -v unshare >/dev/null || skip "unshare not installed"
+	need_cmd unshare util-linux
 	# A read-only mount: opening for writing fails with EROFS.
 	mkdir "$TMP/ro"
 	cp "$TMP/d.img" "$TMP/ro/"

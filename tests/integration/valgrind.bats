@@ -6,7 +6,7 @@
 load helpers
 
 vg() {
-	command -v valgrind >/dev/null || skip "valgrind not installed"
+	need_cmd valgrind valgrind
 	run timeout 120 valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 		--errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
 		"$CLOAK_REAL" --no-sandbox --memory=shared "$@"

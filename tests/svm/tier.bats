@@ -129,7 +129,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"
 }
 
 @test "check-svm without a kernel to boot: SKIP with the reason, or FAILED under CLOAK_REQUIRE_KVM=1" {
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed (the case above covers this host)"
+	need_cmd qemu-system-x86_64 qemu-system-x86
 	printf 'deb http://a.example/debian bullseye main\n' >"$T/sources.list"
 	export CLOAK_SVM_CACHE=$T/cache SVM_APT_SOURCES=$T/sources.list SVM_CODENAME=bookworm
 	CLOAK_REQUIRE_KVM=0 run "$ROOT/tests/svm/run-svm" 7@trixie-backports

@@ -37,7 +37,7 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 
 @test "cloak check --json: one document whose verdicts match the probes" {
 	need_kvm
-	command -v jq >/dev/null || skip "jq not installed"
+	need_cmd jq jq
 	run_cloak check --json
 	local st=$status
 	j() { printf '%s' "$output" | jq -r "$1"; }
@@ -62,7 +62,7 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 
 @test "cloak check tells a protected backend from an unprotected one (shared: GUP paths go through)" {
 	need_kvm
-	command -v jq >/dev/null || skip "jq not installed"
+	need_cmd jq jq
 	run_cloak check --json
 	sh() { printf '%s' "$output" | jq -r ".backends[2].protections[] | select(.id==\"$1\") | .result"; }
 	for id in process_vm_readv proc_pid_mem vmsplice o_direct core_dump; do
@@ -84,7 +84,7 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 
 @test "cloak check without a usable /dev/kvm exits 249 with one line" {
 	need_root
-	command -v unshare >/dev/null || skip "unshare not installed"
+	need_cmd unshare util-linux
 	# A private mount namespace where /dev/kvm is /dev/null: opens, but no KVM.
 	run unshare --mount sh -c "mount --bind /dev/null /dev/kvm && exec '$CLOAK' check"
 	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
@@ -107,8 +107,8 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 @test "cloak check does not take an O_DIRECT write on tmpfs for GUP: unknown, with the reason" {
 	need_kvm
 	need_root
-	command -v unshare >/dev/null || skip "unshare not installed"
-	command -v jq >/dev/null || skip "jq not installed"
+	need_cmd unshare util-linux
+	need_cmd jq jq
 	# tmpfs takes O_DIRECT but copies the data, so secret memory would
 	# "go through" there and the row would wrongly say no.
 	run unshare --mount sh -c "mount -t tmpfs none /tmp && mount -t tmpfs none /var/tmp &&

@@ -67,7 +67,7 @@ NOCAPS=(setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all)
 
 @test "a same-user process cannot ptrace, process_vm_readv or /proc/PID/mem the monitor" {
 	need_kvm; need_root
-	command -v setpriv >/dev/null || skip "setpriv not installed"
+	need_cmd setpriv util-linux
 	new_token
 	start_guest "${NOCAPS[@]}" -- --mem=4M "$GUESTS/threat_secret.elf" "$TOKEN" 30
 	# Guest RAM is the largest mapping of the backend's file (as the probe finds it).
@@ -96,7 +96,7 @@ NOCAPS=(setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all)
 
 @test "a same-user process cannot even read the monitor's memory map (it is not dumpable)" {
 	need_kvm; need_root
-	command -v setpriv >/dev/null || skip "setpriv not installed"
+	need_cmd setpriv util-linux
 	new_token
 	start_guest "${NOCAPS[@]}" -- --mem=4M "$GUESTS/threat_secret.elf" "$TOKEN" 30
 	run "${NOCAPS[@]}" cat "/proc/$MON_PID/maps"
