@@ -18,9 +18,17 @@
  *                   space and say whether the needle is there (the needle
  *                   comes reversed in CLOAK_TEST_NEEDLE_REV, so the
  *                   environment does not hold it).
+ * CLOAK_TEST_GIVE_UP=1 (combines with any hook): a guest_memfd is given up
+ * at PROTECT wherever KVM runs guest code natively, even where KVM would
+ * have to decode intercepted instructions from guest memory (SVM without
+ * next-RIP save, as under QEMU's TCG): so the SVM tier can show that KVM
+ * runs a guest without the monitor's mapping, with guests that execute
+ * none of those instructions once protected.
  */
 #ifndef CLOAK_TEST_HOOKS_H
 #define CLOAK_TEST_HOOKS_H
+
+#include <stdbool.h>
 
 struct vm;
 
@@ -28,6 +36,7 @@ struct vm;
 void test_hooks_init(void);
 void test_hooks_first_exit(struct vm *vm);
 void test_hooks_before_poll(void);
+bool test_hooks_give_up_anyway(void);
 #else
 static inline void test_hooks_init(void)
 {
@@ -38,6 +47,10 @@ static inline void test_hooks_first_exit(struct vm *vm)
 }
 static inline void test_hooks_before_poll(void)
 {
+}
+static inline bool test_hooks_give_up_anyway(void)
+{
+	return false;
 }
 #endif
 

@@ -21,6 +21,7 @@ enum probe_verdict {
 
 enum check_row {
 	ROW_DIRECT_MAP,
+	ROW_IMAGE_MAP,
 	ROW_VM_READV,
 	ROW_PROC_MEM,
 	ROW_VMSPLICE,

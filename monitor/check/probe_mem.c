@@ -32,6 +32,7 @@
 #include "kcore.h"
 #include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
+#include "mem/backend.h"
 #include "mem/inspect.h"
 #include "probe_kvm.h"
 #include "x86/cpu.h"
@@ -42,6 +43,7 @@
 
 const struct row_info check_rows[ROW_COUNT] = {
 	[ROW_DIRECT_MAP] = { "direct_map", "out of the kernel direct map" },
+	[ROW_IMAGE_MAP] = { "image_map", "out of the kernel image's mapping too" },
 	[ROW_VM_READV] = { "process_vm_readv", "refused to process_vm_readv (another process)" },
 	[ROW_PROC_MEM] = { "proc_pid_mem", "refused through /proc/PID/mem" },
 	[ROW_VMSPLICE] = { "vmsplice", "refused to vmsplice (GUP)" },
@@ -61,8 +63,15 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 	case ROW_KVM_RUN:
 		return true; /* every backend */
 	case ROW_HIDDEN:
-		/* guest_memfd where KVM runs it without the monitor's mapping */
-		return backend == GM_BACKEND_GMEM && cpu_host_hw_virt();
+	{	/* guest_memfd where KVM runs it without the monitor's mapping */
+		char why[200];
+		return backend == GM_BACKEND_GMEM && membackend_gmem_gives_up(why, sizeof why);
+	}
+	case ROW_IMAGE_MAP:
+		/* No backend takes pages out of it: a page freed from the kernel
+		 * image at boot may stay mapped there (x86-64 kernels unmap
+		 * those only where page-table isolation is on). */
+		return false;
 	case ROW_DIRECT_MAP:
 		return backend == GM_BACKEND_SECRET ||
 		       (backend == GM_BACKEND_GMEM && caps->flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP);
@@ -284,6 +293,7 @@ static void probe_direct_map(struct backend_report *rep, struct guestmem *gm,
 	struct row_result *r = &rep->row[ROW_DIRECT_MAP];
 	if (!wrote) {
 		set(r, PV_UNKNOWN, "could not write the marker into guest memory");
+		set(&rep->row[ROW_IMAGE_MAP], PV_UNKNOWN, "could not write the marker into guest memory");
 		return;
 	}
 	/* Where the kernel offers /proc/kcore, look: does the direct map
@@ -291,6 +301,11 @@ static void probe_direct_map(struct backend_report *rep, struct guestmem *gm,
 	struct gm_slot slot;
 	gm_slot(gm, &slot);
 	char why[200];
+	struct row_result *img = &rep->row[ROW_IMAGE_MAP];
+	enum kcore_view iv = kcore_image_view((uintptr_t)slot.userspace_addr, PROBE_MEM / PG,
+					      marker, 64, why, sizeof why);
+	set(img, iv == KCORE_UNAVAILABLE ? PV_UNKNOWN : iv == KCORE_HIDDEN ? PV_YES : PV_NO,
+	    "%s%s", iv == KCORE_UNAVAILABLE ? "not observed: " : "", why);
 	enum kcore_view kv = kcore_view((uintptr_t)slot.userspace_addr, marker, 64, why, sizeof why);
 	if (kv != KCORE_UNAVAILABLE) {
 		set(r, kv == KCORE_HIDDEN ? PV_YES : PV_NO, "%s", why);

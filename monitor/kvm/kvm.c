@@ -2,6 +2,7 @@
 /* Opening KVM; see kvm.h. */
 #include "kvm.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +12,25 @@
 
 #include "kvm_compat.h"
 #include "mem/guest_memfd.h"
+
+bool kvm_steps_without_guest_reads(char *why, size_t len)
+{
+	unsigned a, b, c, d;
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 5)))
+		return true; /* VMX: the exit carries the instruction length */
+	char v[8] = "";
+	int fd = open("/sys/module/kvm_amd/parameters/nrips", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, v, sizeof v - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0 && (v[0] == 'Y' || v[0] == '1'))
+		return true;
+	snprintf(why, len, "%s", n > 0 ? "kvm_amd runs without next-RIP save (nrips=N), so KVM "
+		 "decodes each instruction it intercepts from guest memory"
+		 : "cannot tell whether KVM decodes intercepted instructions from guest memory "
+		   "(no /sys/module/kvm_amd/parameters/nrips)");
+	return false;
+}
 
 /* Intel needs a TSS area for real-mode emulation even though cloak never
  * uses real mode; placed just below 4 GiB, outside guest RAM. */

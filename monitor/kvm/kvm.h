@@ -7,6 +7,7 @@
 #ifndef CLOAK_KVM_KVM_H
 #define CLOAK_KVM_KVM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "fail.h"
@@ -21,6 +22,14 @@ struct kvm_host {
  * in *f (CLOAK_EXIT_NOHOST). Both descriptors are -1 on failure. */
 int kvm_open(struct kvm_host *k, struct fail *f);
 void kvm_close(struct kvm_host *k);
+
+/* Whether KVM steps over the guest instructions it intercepts (cpuid,
+ * hlt, rdmsr...) without reading guest memory: VMX reports each
+ * instruction's length, SVM only with next-RIP save (kvm_amd's nrips
+ * parameter). Without it KVM decodes the instruction from guest memory,
+ * so a monitor that has given that memory up would stop the guest at its
+ * first cpuid. false with the reason in why where it cannot. */
+bool kvm_steps_without_guest_reads(char *why, size_t len);
 
 /* One line on what this KVM offers cloak (--verbose, cloak check). */
 void kvm_describe(const struct kvm_host *k, char *buf, size_t len);

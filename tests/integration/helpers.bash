@@ -73,17 +73,30 @@ kvm_kind() {
 	echo "$kind"
 }
 
-# auto_backend: the backend --memory=auto picks on this host, or "none"
-# where it refuses (monitor/mem/select.h), as `cloak check` reports it;
-# asked once per run.
-auto_backend() {
-	local cache=${BATS_RUN_TMPDIR:-/tmp}/cloak-auto-backend b
-	if [ ! -s "$cache" ]; then
-		b=$("$CLOAK_REAL" check --json 2>/dev/null | jq -r '.default.backend')
-		[ -n "$b" ] && [ "$b" != null ] || b=none
-		echo "$b" >"$cache"
-	fi
+# check_json: `cloak check --json` of this host, asked once per run.
+check_json() {
+	local cache=${BATS_RUN_TMPDIR:-/tmp}/cloak-check.json
+	[ -s "$cache" ] || "$CLOAK_REAL" check --json >"$cache" 2>/dev/null
 	cat "$cache"
+}
+
+# auto_backend: the backend --memory=auto picks on this host, or "none"
+# where it refuses (monitor/mem/select.h), as `cloak check` reports it.
+auto_backend() {
+	local b
+	b=$(check_json | jq -r '.default.backend')
+	[ -n "$b" ] && [ "$b" != null ] || b=none
+	echo "$b"
+}
+
+# gmem_gives_up: whether the monitor gives a guest_memfd up at PROTECT
+# here (unmaps the private pages, closes the descriptor): where KVM runs
+# guest code natively and steps over intercepted instructions without
+# decoding them from guest memory (VMX; SVM with next-RIP save). As
+# `cloak check` reports it: gmem promises "hidden from the monitor".
+gmem_gives_up() {
+	[ "$(check_json | jq -r '.backends[] | select(.name == "gmem") | .protections[]
+		| select(.id == "hidden_from_monitor") | .promised')" = true ]
 }
 
 # MEMORY_ARGS: the backend a run selected (CLOAK_TEST_MEMORY), for monitor
