@@ -13,23 +13,29 @@
 #include "kvm_compat.h"
 #include "mem/guest_memfd.h"
 
-bool kvm_steps_without_guest_reads(char *why, size_t len)
+bool kvm_steps_over_intercepts(bool vmx, const char *nrips, char *why, size_t len)
 {
-	unsigned a, b, c, d;
-	if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 5)))
-		return true; /* VMX: the exit carries the instruction length */
-	char v[8] = "";
-	int fd = open("/sys/module/kvm_amd/parameters/nrips", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, v, sizeof v - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n > 0 && (v[0] == 'Y' || v[0] == '1'))
+	if (vmx)
+		return true; /* the exit carries the instruction length */
+	if (nrips && (nrips[0] == 'Y' || nrips[0] == '1'))
 		return true;
-	snprintf(why, len, "%s", n > 0 ? "kvm_amd runs without next-RIP save (nrips=N), so KVM "
+	snprintf(why, len, "%s", nrips ? "kvm_amd runs without next-RIP save (nrips=N), so KVM "
 		 "decodes each instruction it intercepts from guest memory"
 		 : "cannot tell whether KVM decodes intercepted instructions from guest memory "
 		   "(no /sys/module/kvm_amd/parameters/nrips)");
 	return false;
+}
+
+bool kvm_steps_without_guest_reads(char *why, size_t len)
+{
+	unsigned a, b, c, d;
+	bool vmx = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 5));
+	char v[8] = "";
+	int fd = vmx ? -1 : open("/sys/module/kvm_amd/parameters/nrips", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, v, sizeof v - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	return kvm_steps_over_intercepts(vmx, n > 0 ? v : NULL, why, len);
 }
 
 /* Intel needs a TSS area for real-mode emulation even though cloak never

@@ -30,6 +30,9 @@ void kvm_close(struct kvm_host *k);
  * so a monitor that has given that memory up would stop the guest at its
  * first cpuid. false with the reason in why where it cannot. */
 bool kvm_steps_without_guest_reads(char *why, size_t len);
+/* The decision alone: vmx, and kvm_amd's nrips parameter as read (NULL
+ * when there is none). */
+bool kvm_steps_over_intercepts(bool vmx, const char *nrips, char *why, size_t len);
 
 /* One line on what this KVM offers cloak (--verbose, cloak check). */
 void kvm_describe(const struct kvm_host *k, char *buf, size_t len);

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "cloak/abi.h"
+#include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
 #include "kvm/run.h"
 #include "mem/guest_memfd.h"
@@ -171,6 +172,23 @@ static const struct kvm_cpuid_entry2 *leaf(const struct kvm_cpuid2 *c, uint32_t 
 
 /* A guest sees no virtualization features and no hypervisor leaves, and
  * keeps what it uses (NX, RDRAND, RDSEED, the vendor string). */
+/* A guest_memfd is given up only where KVM steps over the instructions it
+ * intercepts without decoding them from guest memory. */
+static void test_steps_over_intercepts(void **state)
+{
+	(void)state;
+	char why[200] = "";
+	assert_true(kvm_steps_over_intercepts(true, NULL, why, sizeof why));
+	assert_true(kvm_steps_over_intercepts(false, "Y\n", why, sizeof why));
+	assert_true(kvm_steps_over_intercepts(false, "1\n", why, sizeof why));
+	assert_false(kvm_steps_over_intercepts(false, "N\n", why, sizeof why));
+	assert_non_null(strstr(why, "nrips=N"));
+	assert_false(kvm_steps_over_intercepts(false, "0\n", why, sizeof why));
+	why[0] = 0;
+	assert_false(kvm_steps_over_intercepts(false, NULL, why, sizeof why));
+	assert_non_null(strstr(why, "cannot tell"));
+}
+
 static void test_cpuid_filter(void **state)
 {
 	struct kvm_cpuid2 *c = cpuid_table(16);
@@ -208,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_efault_on_secret),
 		cmocka_unit_test(test_emulation_diagnosis),
+		cmocka_unit_test(test_steps_over_intercepts),
 		cmocka_unit_test(test_cpuid_filter),
 	};
 	return cmocka_run_group_tests_name("host_paths", tests, NULL, NULL);
