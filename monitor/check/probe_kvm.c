@@ -15,6 +15,7 @@
 #include "cloak/abi.h"
 #include "kvm/kvm_compat.h"
 #include "kvm/vm.h"
+#include "mem/backend.h"
 #include "x86/cpu.h"
 #include "x86/pagetable.h"
 
@@ -216,9 +217,16 @@ void probe_kvm_run(enum gm_backend backend, struct row_result *run, struct row_r
 				 "but KVM could not run the guest then: %.150s", second.what);
 		hidden->v = second.ok ? PV_YES : PV_NO;
 	} else if (second.ok) {
-		/* KVM does not need the mapping: the monitor could drop it. */
-		snprintf(hidden->how, sizeof hidden->how, "%.190s, but KVM ran the guest with "
-			 "that mapping PROT_NONE: the monitor could give it up", prefix);
+		/* KVM ran this probe guest without the mapping; for a guest_memfd
+		 * the monitor keeps it only for the reason the backend gives. */
+		char why[200] = "";
+		if (backend == GM_BACKEND_GMEM && !membackend_gmem_gives_up(why, sizeof why))
+			snprintf(hidden->how, sizeof hidden->how, "%.100s; KVM ran the probe guest "
+				 "with that mapping PROT_NONE, but the monitor keeps it: %.120s",
+				 prefix, why);
+		else
+			snprintf(hidden->how, sizeof hidden->how, "%.190s, but KVM ran the guest "
+				 "with that mapping PROT_NONE: the monitor could give it up", prefix);
 		hidden->v = PV_NO;
 	} else {
 		snprintf(hidden->how, sizeof hidden->how, "%.150s; KVM here needs it: with it "

@@ -164,7 +164,7 @@ nocap() {
 	# Refused before any guest runs, so this holds wherever memfd_secret exists.
 	run bash -c "ulimit -l 1024; $(declare -f nocap); nocap '$CLOAK' --memory=secret --mem=64M '$HELLO'"
 	[ "$status" -eq 249 ] || { echo "$status: $output"; return 1; }
-	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ] || { echo "$output"; return 1; }
 	[[ "$output" == "cloak: RLIMIT_MEMLOCK (1024 KiB) is below the 64 MiB"*"ulimit -l 65536"* ]]
 }
 

@@ -225,9 +225,11 @@ for i in range(2):
     s, _ = l.accept(); s.sendall(b"peer %d" % i); got = b""
     while len(got) < 6: got += s.recv(100)
     assert got == b"peer %d" % i, got
-    s.close()
-    # The peer restarts: a new listening socket at the same path.
+    # The peer restarts: a new listening socket at the same path, in place
+    # before this connection ends (the end is what makes the guest open
+    # the channel again, and it may do so at once).
     l.close(); os.unlink(path); l = listener()
+    s.close()
 out = p.communicate(timeout=60)[0].decode()
 assert p.returncode == 0 and out.count("then -10") == 2, out' "$TMP/c.sock" "$CLOAK" "$ECHO"
 }

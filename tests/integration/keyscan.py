@@ -9,6 +9,17 @@ encoding a leak could take.
   keyscan.py key-proc HEX PID        ... in every readable mapping of PID
   keyscan.py hash SHA256HEX FILE...  look for any 32 bytes whose SHA-256 is
                                      SHA256HEX (a key known only by its hash)
+  keyscan.py guest-pfns PID OUT      write the physical frame of each present
+                                     page of PID's guest RAM mapping to OUT,
+                                     in guest order (root)
+  keyscan.py kcore-dump PFNS OUT [GO] copy those frames of physical memory, as
+                                     the kernel's direct map shows them, to
+                                     OUT (root, /proc/kcore); with GO, first
+                                     take all the memory it needs, then wait
+                                     for the file GO to exist
+Neither of the last two is given the key: pages freed by the monitor are
+the first the kernel hands out again, so a process that held the key
+could find its own copy there. Search OUT with `key` afterwards.
   keyscan.py selftest                plant each encoding in random bytes and
                                      check that both searches find each one
 
@@ -19,7 +30,7 @@ breaks, as in key files), and BearSSL-style little-endian arrays of 31-
 and 30-bit limbs. One line per find: "found ENCODING in WHERE at OFFSET".
 Exit status: 0 nothing found, 1 found, 2 usage or I/O error.
 """
-import base64, binascii, hashlib, os, re, struct, sys
+import base64, binascii, hashlib, os, re, struct, sys, time
 
 
 def mpint(d):
@@ -148,6 +159,74 @@ def scan_proc(d, pid):
     return found
 
 
+GUEST_RAM = ("memfd:cloak-guest", "/secretmem", "kvm-gmem")
+
+
+def guest_pfns(pid, out):
+    """PFNs of the present pages of the largest guest RAM mapping of pid."""
+    best = None
+    for lo, hi, name in proc_regions(pid):
+        if any(g in name for g in GUEST_RAM) and (best is None or hi - lo > best[1] - best[0]):
+            best = (lo, hi, name)
+    if best is None:
+        sys.exit("keyscan: no guest RAM mapping in /proc/%d/maps" % pid)
+    lo, hi, name = best
+    pfns = []
+    with open("/proc/%d/pagemap" % pid, "rb", buffering=0) as pm:
+        pm.seek(lo // 4096 * 8)
+        raw = pm.read((hi - lo) // 4096 * 8)
+    for (e,) in struct.iter_unpack("<Q", raw):
+        if e >> 63 and e & ((1 << 55) - 1):
+            pfns.append(e & ((1 << 55) - 1))
+    with open(out, "w") as f:
+        f.write("".join("%x\n" % p for p in pfns))
+    print("%d of %d pages of %s present" % (len(pfns), (hi - lo) // 4096, name))
+    return 0 if pfns else 2
+
+
+def direct_map_segments(kc):
+    eh = kc.read(64)
+    phoff, = struct.unpack_from("<Q", eh, 32)
+    phnum, = struct.unpack_from("<H", eh, 56)
+    segs = []
+    for i in range(phnum):
+        kc.seek(phoff + i * 56)
+        t, _, off, va, pa, _, memsz, _ = struct.unpack("<IIQQQQQQ", kc.read(56))
+        if t == 1 and pa != 0xffffffffffffffff and va < 0xffffffff80000000:
+            segs.append((pa, pa + memsz, off))
+    return segs
+
+
+def kcore_dump(pfn_file, out, go=None):
+    with open(pfn_file) as f:
+        pfns = [int(x, 16) for x in f.read().split()]
+    # Every page this process needs is taken before GO: freed guest pages
+    # would otherwise come back as its own buffers and be overwritten.
+    buf = bytearray(len(pfns) * 4096)
+    for i in range(0, len(buf), 4096):
+        buf[i] = 1
+    kc = open("/proc/kcore", "rb", buffering=0)
+    segs = direct_map_segments(kc)
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
+    view = memoryview(buf)
+    for i, p in enumerate(pfns):
+        a, page = p * 4096, view[i * 4096:(i + 1) * 4096]
+        page[:] = bytes(4096)
+        for lo, hi, off in segs:
+            if lo <= a < hi:
+                kc.seek(off + a - lo)
+                kc.readinto(page)
+                break
+    kc.close()
+    zero = bytes(4096)
+    n = sum(1 for i in range(len(pfns)) if view[i * 4096:(i + 1) * 4096] != zero)
+    with open(out, "wb") as o:
+        o.write(buf)
+    print("read %d pages of RAM, %d not all zero" % (len(pfns), n))
+    return 0
+
+
 def openssh_scalar(path):
     text = read(path).decode()
     body = text.split("-----BEGIN OPENSSH PRIVATE KEY-----")[1].split("-----END")[0]
@@ -202,6 +281,10 @@ def selftest():
 def main(argv):
     if len(argv) == 2 and argv[1] == "selftest":
         return selftest()
+    if len(argv) == 4 and argv[1] == "guest-pfns":
+        return guest_pfns(int(argv[2]), argv[3])
+    if len(argv) in (4, 5) and argv[1] == "kcore-dump":
+        return kcore_dump(argv[2], argv[3], argv[4] if len(argv) == 5 else None)
     if len(argv) == 3 and argv[1] == "scalar":
         print(binascii.hexlify(openssh_scalar(argv[2])).decode())
         return 0

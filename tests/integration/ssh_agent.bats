@@ -462,3 +462,53 @@ t0 = time.time(); sys.exit(0 if s.recv(1) == b"" and time.time() - t0 < 20 else 
 	run_cloak "$AGENT_ELF" -- --idle=0
 	[ "$status" -eq 2 ] && [[ $output == *"--idle must be 1..86400 seconds"* ]]
 }
+
+# agent_pfns, kcore_dump PFNS OUT [GO]: keyscan.py's physical-memory steps
+# (neither is given the key; see keyscan.py).
+@test "after the run the key is in none of the guest's former pages of physical memory (/proc/kcore); a kill -9 leaves it there" {
+	need_kvm; need_root
+	[ -r /proc/kcore ] || skip "no /proc/kcore on this kernel (CONFIG_PROC_KCORE; the SVM tier's kernels have it)"
+	local backend control
+	backend=${CLOAK_TEST_MEMORY:-$(auto_backend)}
+	[ "$backend" != none ] || backend=shared
+	if [ "$backend" = gmem ] && gmem_gives_up; then
+		skip "the monitor gives guest_memfd memory up at PROTECT, so it cannot name the private pages: t5 scans all of RAM after the run"
+	fi
+	# The controls need pages the kernel neither hides nor zeroes when
+	# they are freed: secret memory is out of the direct map and zeroed.
+	control=$backend
+	[ "$control" != secret ] || control=shared
+	new_key id
+	# The run: the key added, the agent stopped the usual way (the wipe).
+	start_agent --memory="$backend"
+	c ssh-add -q "$TMP/id"
+	sign_verify "$TMP/id.pub"
+	run "$SCAN" guest-pfns "$AGENT_PID" "$TMP/pfns"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	stop_agent
+	run "$SCAN" kcore-dump "$TMP/pfns" "$TMP/after.bin"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	# Control: the same steps find the key while a --memory=$control agent
+	# holds it, and after a kill -9, which skips the wipe.
+	start_agent --memory="$control"
+	c ssh-add -q "$TMP/id"
+	sign_verify "$TMP/id.pub"
+	"$SCAN" guest-pfns "$AGENT_PID" "$TMP/cpfns"
+	"$SCAN" kcore-dump "$TMP/cpfns" "$TMP/during.bin"
+	"$SCAN" kcore-dump "$TMP/cpfns" "$TMP/killed.bin" "$TMP/go" >"$TMP/dump.out" 2>&1 &
+	local dumper=$!
+	sleep 1
+	kill -9 "$AGENT_PID"
+	wait "$AGENT_PID" || true
+	AGENT_PID=
+	: >"$TMP/go"
+	wait "$dumper" || { cat "$TMP/dump.out"; return 1; }
+	local d
+	d=$("$SCAN" scalar "$TMP/id")
+	run "$SCAN" key "$d" "$TMP/during.bin"
+	[ "$status" -eq 1 ] || { echo "control: the running agent's pages do not show the key: $output"; return 1; }
+	run "$SCAN" key "$d" "$TMP/killed.bin"
+	[ "$status" -eq 1 ] || { echo "control: the key is gone after kill -9 too ($(cat "$TMP/dump.out")): $output"; return 1; }
+	run "$SCAN" key "$d" "$TMP/after.bin"
+	[ "$status" -eq 0 ] || { echo "after the run: $output"; return 1; }
+}
