@@ -154,13 +154,12 @@ load helpers
 # Root's CAP_IPC_LOCK makes the kernel skip RLIMIT_MEMLOCK for secret
 # memory; drop it (and CAP_SYS_RESOURCE) to see the limit act.
 nocap() {
-	need_cmd setpriv util-linux
 	setpriv --bounding-set=-ipc_lock,-sys_resource \
 		--inh-caps=-ipc_lock,-sys_resource "$@"
 }
 
 @test "RLIMIT_MEMLOCK below the guest size: one-line error naming the fix, 249" {
-	need_kvm
+	need_kvm; need_cmd setpriv util-linux
 	# Refused before any guest runs, so this holds wherever memfd_secret exists.
 	run bash -c "ulimit -l 1024; $(declare -f nocap); nocap '$CLOAK' --memory=secret --mem=64M '$HELLO'"
 	[ "$status" -eq 249 ] || { echo "$status: $output"; return 1; }
@@ -169,7 +168,7 @@ nocap() {
 }
 
 @test "a low soft RLIMIT_MEMLOCK is raised up to the hard limit" {
-	need_kvm; need_backend secret
+	need_kvm; need_backend secret; need_cmd setpriv util-linux
 	# The hard limit here is the default 8192 KiB (no CAP_SYS_RESOURCE to
 	# raise it); an 8 MiB guest fits under it once the soft limit is raised.
 	local hard; hard=$(ulimit -H -l)

@@ -490,6 +490,7 @@ t0 = time.time(); sys.exit(0 if s.recv(1) == b"" and time.time() - t0 < 20 else 
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	# Control: the same steps find the key while a --memory=$control agent
 	# holds it, and after a kill -9, which skips the wipe.
+	rm -f "$TMP/shared.dump"
 	start_agent --memory="$control"
 	c ssh-add -q "$TMP/id"
 	sign_verify "$TMP/id.pub"
