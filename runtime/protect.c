@@ -50,10 +50,10 @@ void *cloak_bounce_area(size_t *size)
 	return rt_bounce;
 }
 
-void rt_protect_init(void)
+void rt_protect_init(void *heap_start, void *heap_end)
 {
 	size_t npages = cloak_config_bounce_pages ? cloak_config_bounce_pages : 1;
-	rt_bounce = cloak_heap_alloc_pages(npages);
+	rt_bounce = cloak_heap_boot(heap_start, heap_end, npages);
 	if (!rt_bounce)
 		cloak_abort_msg("no memory for the bounce-buffer pool");
 	rt_bounce_size = npages * CLOAK_PAGE_SIZE;
