@@ -40,7 +40,9 @@ $(1): $(2) $(O)/runtime/libcloakrt.a runtime/guest.ld runtime/idt.ld
 endef
 
 ALL_TARGETS += $(O)/runtime/libcloakrt.a
--include $(RUNTIME_OBJ:.o=.d)
+# Every guest object's header dependencies (runtime, examples, tests, bench
+# guests all compile through $(O)/guest/%.o).
+-include $(wildcard $(O)/guest/*/*.d $(O)/guest/*/*/*.d $(O)/guest/*/*/*/*.d)
 
 # make install: the runtime, its headers (the ABI header among them, so a
 # guest needs one include directory) and cloak-guest.pc, written for the
