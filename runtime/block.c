@@ -7,7 +7,10 @@
 #include "io.h"
 
 static struct cloak_hc_block_info info_block RT_SHARED;
-struct cloak_hc_block_io cloak_rt_block_io RT_SHARED;
+/* One argument block per device and direction (cloak/block.h), and one
+ * for FLUSH. */
+static struct cloak_hc_block_io rw_block[CLOAK_BLOCK_MAX][2] RT_SHARED;
+static struct cloak_hc_block_io flush_block RT_SHARED;
 
 int cloak_block_open(const char *name, struct cloak_block *out)
 {
@@ -16,6 +19,13 @@ int cloak_block_open(const char *name, struct cloak_block *out)
 	int64_t r = cloak_hypercall(CLOAK_HC_BLOCK_INFO, &info_block);
 	if (r)
 		return (int)r;
+	if (info_block.handle >= CLOAK_BLOCK_MAX)
+		return -CLOAK_EIO; /* not a handle this ABI has */
+	for (unsigned op = 0; op < 2; op++) {
+		rw_block[info_block.handle][op].handle = info_block.handle;
+		rw_block[info_block.handle][op].op = op;
+		out->rt_call[op] = &rw_block[info_block.handle][op];
+	}
 	out->handle = info_block.handle;
 	out->capacity = info_block.capacity;
 	out->sector_size = info_block.sector_size;
@@ -100,5 +110,6 @@ int cloak_rt_block_write_chunked(const struct cloak_block *b, uint64_t offset,
 
 int cloak_block_flush(const struct cloak_block *b)
 {
-	return (int)io_call(b, CLOAK_BLOCK_FLUSH, 0, 0, 0);
+	flush_block = (struct cloak_hc_block_io){ .handle = b->handle, .op = CLOAK_BLOCK_FLUSH };
+	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, &flush_block);
 }

@@ -26,8 +26,8 @@ static inline void io_copy(void *dst, const void *src, size_t n)
  * loads and a few compares: this is on the path of every call. */
 static inline int io_reachable(const void *p, size_t n)
 {
-	uintptr_t t = (uintptr_t)p - cloak_rt_io.base;
-	return n <= cloak_rt_io.span && t <= cloak_rt_io.span - n;
+	uintptr_t a = (uintptr_t)p;
+	return a >= cloak_rt_io.base && a + n >= a && a + n <= cloak_rt_io.end;
 }
 
 /* Puts a device name into an argument block's name field (zero padded):

@@ -77,8 +77,7 @@ int cloak_protect(void)
 	if (!r) {
 		rt_protection = protect_block.flags;
 		cloak_rt_io = (struct cloak_rt_io_window){
-			(uintptr_t)rt_bounce, rt_bounce_size,
-			rt_bounce_size < CLOAK_BLOCK_IO_MAX ? rt_bounce_size : CLOAK_BLOCK_IO_MAX };
+			(uintptr_t)rt_bounce, (uintptr_t)rt_bounce + rt_bounce_size, CLOAK_BLOCK_IO_MAX };
 	}
 	return r;
 }

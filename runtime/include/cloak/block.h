@@ -23,11 +23,16 @@
 #include "cloak/abi.h"
 #include "cloak/guest.h"
 
+/* Filled by cloak_block_open(); the calls below take only such a one (or
+ * a copy of it). */
 struct cloak_block {
 	uint64_t handle;
 	uint64_t capacity;    /* bytes */
 	uint64_t sector_size; /* 512 or 4096 */
 	uint64_t flags;       /* CLOAK_BLOCK_RO */
+	/* The runtime's: this device's argument blocks for READ and WRITE,
+	 * handle and op already in place. */
+	struct cloak_hc_block_io *rt_call[2];
 };
 
 int cloak_block_open(const char *name, struct cloak_block *out);
@@ -56,31 +61,34 @@ static inline uint64_t cloak_block_poll_bit(const struct cloak_block *b)
  */
 struct cloak_rt_io_window {
 	uintptr_t base;   /* the buffers the monitor can reach as they are: */
-	size_t span;      /* [base, base + span): all memory, or the pool */
-	size_t block_max; /* longest one-call request from there, <= span */
+	uintptr_t end;    /* [base, end): all memory, or the bounce pool */
+	size_t block_max; /* longest one-call request */
 };
 extern struct cloak_rt_io_window cloak_rt_io;
-extern struct cloak_hc_block_io cloak_rt_block_io; /* in a shared page */
 int cloak_rt_block_read_chunked(const struct cloak_block *b, uint64_t offset, void *buf,
 				size_t len);
 int cloak_rt_block_write_chunked(const struct cloak_block *b, uint64_t offset,
 				 const void *buf, size_t len);
 
+/* Three compares. A buffer whose end wraps around the address space may
+ * pass; the monitor refuses it (-CLOAK_EFAULT) as it refuses any request
+ * outside guest memory. */
 static inline int cloak_rt_block_one_call(const void *buf, size_t len)
 {
-	uintptr_t t = (uintptr_t)buf - cloak_rt_io.base;
-	return len <= cloak_rt_io.block_max && t <= cloak_rt_io.span - len;
+	uintptr_t a = (uintptr_t)buf;
+	return a >= cloak_rt_io.base && len <= cloak_rt_io.block_max && a + len <= cloak_rt_io.end;
 }
 
+/* op: CLOAK_BLOCK_READ or CLOAK_BLOCK_WRITE, the index into rt_call. */
+_Static_assert(CLOAK_BLOCK_READ == 0 && CLOAK_BLOCK_WRITE == 1, "rt_call index");
 static inline int cloak_rt_block_call(const struct cloak_block *b, uint64_t op,
 				      uint64_t offset, const void *buf, size_t len)
 {
-	cloak_rt_block_io.handle = b->handle;
-	cloak_rt_block_io.op = op;
-	cloak_rt_block_io.offset = offset;
-	cloak_rt_block_io.buf = (uint64_t)(uintptr_t)buf;
-	cloak_rt_block_io.len = len;
-	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, &cloak_rt_block_io);
+	struct cloak_hc_block_io *a = b->rt_call[op];
+	a->offset = offset;
+	a->buf = (uint64_t)(uintptr_t)buf;
+	a->len = len;
+	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, a);
 }
 
 static inline int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf,
