@@ -243,41 +243,48 @@ def guest_pages_in_smaps(text, mem_bytes):
 # the order the monitor makes them; a marker that is not seen merges its
 # phase into the one before and is reported as such. {mem} is replaced by
 # the guest memory size in bytes.
+EXEC = "exec, loader (Solo5: dynamic; cloak: static-pie, none), libc start-up"
 CLOAK_PHASES = [
-    ("exec, dynamic loader, libc start-up", "at", r"^execve\("),
-    ("options, guest image read and check", "after", r"^munmap\("),
+    (EXEC, "at", r"^execve\("),
+    ("options, signal handlers", "at", r"^fcntl\(0, F_GETFD"),
+    ("guest image read and check", "at", r"^openat\(.*O_NONBLOCK"),
     ("KVM: open /dev/kvm, create VM", "at", r'^openat\(.*"/dev/kvm"'),
-    ("guest memory backend: creation, memlock and capability checks, mapping",
+    ("guest memory backend: choice, creation, memlock and capability checks, mapping",
      "at", r"^(memfd_secret|memfd_create)\(|KVM_CREATE_GUEST_MEMFD"),
     ("start-up probe: GUP refusal (process_vm_readv)", "at", r"^process_vm_readv\("),
-    ("ELF load into guest memory (page faults), page tables", "after", r"^process_vm_readv\("),
+    ("ELF load into guest memory (page faults)", "after", r"^process_vm_readv\("),
     ("memslot (KVM_SET_USER_MEMORY_REGION)", "at", r"KVM_SET_USER_MEMORY_REGION"),
-    ("vCPU: create, CPUID, registers, TSC", "at", r"KVM_CREATE_VCPU"),
-    ("boot info, devices, watchdog, signal handlers", "after", r"KVM_GET_TSC_KHZ"),
+    ("vCPU: create, map its run structure", "at", r"KVM_CREATE_VCPU"),
+    ("CPUID: KVM_GET_SUPPORTED_CPUID, filter, KVM_SET_CPUID2", "at", r"KVM_GET_SUPPORTED_CPUID"),
+    ("page tables, GDT, TSS (page faults)", "after", r"KVM_SET_CPUID2"),
+    ("registers, TSC frequency", "at", r"KVM_GET_SREGS"),
+    ("boot info, devices, console, watchdog", "after", r"KVM_GET_TSC_KHZ"),
     ("sandbox: libseccomp probes, filter build, load", "at", r"^(seccomp|prctl\(PR_SET_NO_NEW_PRIVS)"),
     ("guest run: runtime start-up and calls (KVM_RUN and exits)", "at", r"KVM_RUN"),
-    ("wipe of guest memory, unmap", "after-last", r"KVM_RUN"),
-    ("teardown: close vCPU and VM, exit", "after", r"^munmap\(0x[0-9a-f]+, {mem}\)"),
-    ("teardown: close vCPU and VM, exit", "at", r"^exit_group\("),
+    ("teardown: close vCPU and VM", "after-last", r"KVM_RUN"),
+    ("wipe of guest memory (PAGEMAP_SCAN, pagemap or SEEK_DATA)", "at",
+     r"^ioctl\(\d+, (PAGEMAP_SCAN|_IOC\(_IOC_READ\|_IOC_WRITE, 0x66, 0x10)|^(pread64|lseek)\("),
+    ("unmap guest memory, exit", "at", r"^munmap\(0x[0-9a-f]+, {mem}\)"),
 ]
 
 SOLO5_PHASES = [
-    ("exec, dynamic loader, libc start-up", "at", r"^execve\("),
+    (EXEC, "at", r"^execve\("),
     ("options, guest image read and check", "after", r"^munmap\("),
     ("KVM: open /dev/kvm, create VM", "at", r'^openat\(.*"/dev/kvm"'),
-    ("vCPU: create, CPUID, registers, TSC", "at", r"KVM_CREATE_VCPU"),
-    ("guest memory backend: creation, memlock and capability checks, mapping",
+    ("vCPU: create, map its run structure", "at", r"KVM_CREATE_VCPU"),
+    ("guest memory backend: choice, creation, memlock and capability checks, mapping",
      "at", r"^mmap\(NULL, {mem},"),
     ("memslot (KVM_SET_USER_MEMORY_REGION)", "at", r"KVM_SET_USER_MEMORY_REGION"),
-    ("ELF load into guest memory (page faults), page tables", "after", r"KVM_SET_USER_MEMORY_REGION"),
-    ("vCPU: create, CPUID, registers, TSC", "at", r"KVM_GET_SUPPORTED_CPUID"),
-    ("boot info, devices, watchdog, signal handlers", "at", r"^epoll_create1\("),
+    ("ELF load into guest memory (page faults)", "after", r"KVM_SET_USER_MEMORY_REGION"),
+    ("CPUID: KVM_GET_SUPPORTED_CPUID, filter, KVM_SET_CPUID2", "at", r"KVM_GET_SUPPORTED_CPUID"),
+    ("registers, TSC frequency", "after", r"KVM_SET_CPUID2"),
+    ("boot info, devices, console, watchdog", "at", r"^epoll_create1\("),
     ("sandbox: libseccomp probes, filter build, load", "at", r"^(personality|seccomp)\("),
     ("guest run: runtime start-up and calls (KVM_RUN and exits)", "at", r"KVM_RUN"),
-    ("teardown: close vCPU and VM, exit", "at", r"^exit_group\("),
+    ("teardown at exit_group: the kernel frees VM and memory", "at", r"^exit_group\("),
 ]
 
-TRUE_PHASES = [("exec, dynamic loader, libc start-up", "at", r"^execve\(")]
+TRUE_PHASES = [(EXEC, "at", r"^execve\(")]
 
 LINE = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(.*?)(?:\s+<(\d+\.\d+)>)?$")
 

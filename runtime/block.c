@@ -7,7 +7,10 @@
 #include "io.h"
 
 static struct cloak_hc_block_info info_block RT_SHARED;
-static struct cloak_hc_block_io io_block RT_SHARED;
+/* One argument block per device and direction (cloak/block.h), and one
+ * for FLUSH. */
+static struct cloak_hc_block_io rw_block[CLOAK_BLOCK_MAX][2] RT_SHARED;
+static struct cloak_hc_block_io flush_block RT_SHARED;
 
 int cloak_block_open(const char *name, struct cloak_block *out)
 {
@@ -16,6 +19,13 @@ int cloak_block_open(const char *name, struct cloak_block *out)
 	int64_t r = cloak_hypercall(CLOAK_HC_BLOCK_INFO, &info_block);
 	if (r)
 		return (int)r;
+	if (info_block.handle >= CLOAK_BLOCK_MAX)
+		return -CLOAK_EIO; /* not a handle this ABI has */
+	for (unsigned op = 0; op < 2; op++) {
+		rw_block[info_block.handle][op].handle = info_block.handle;
+		rw_block[info_block.handle][op].op = op;
+		out->rt_call[op] = &rw_block[info_block.handle][op];
+	}
 	out->handle = info_block.handle;
 	out->capacity = info_block.capacity;
 	out->sector_size = info_block.sector_size;
@@ -26,12 +36,7 @@ int cloak_block_open(const char *name, struct cloak_block *out)
 static int64_t io_call(const struct cloak_block *b, uint64_t op, uint64_t offset,
 		       const void *buf, size_t len)
 {
-	io_block.handle = b->handle;
-	io_block.op = op;
-	io_block.offset = offset;
-	io_block.buf = (uint64_t)(uintptr_t)buf;
-	io_block.len = len;
-	return cloak_hypercall(CLOAK_HC_BLOCK_IO, &io_block);
+	return cloak_rt_block_call(b, op, offset, buf, len);
 }
 
 /* Largest request: one call's limit and, through the bounce pool, the
@@ -58,26 +63,14 @@ static int precheck(const struct cloak_block *b, uint64_t offset, size_t len)
 	return 0;
 }
 
-/* A request the monitor can serve in one call straight from the caller's
- * buffer (in the bounce pool, or anywhere without protection) needs no
- * checks here: the monitor validates it whole and moves all or nothing.
- * Every guest instruction costs ~640 ns on emulating hosts, so this path
- * is kept to a handful of them (one 4 KiB sector per call: ~15 us instead
- * of ~100 us through the general path). */
-static inline int one_call(const void *buf, size_t len)
-{
-	return len <= CLOAK_BLOCK_IO_MAX && (io_direct() || io_in_bounce(buf, len));
-}
-
-/* The general path, out of line so the one-call path stays free of its
- * register saves. */
-static __attribute__((noinline)) int read_chunked(const struct cloak_block *b, uint64_t offset,
-						  void *buf, size_t len)
+/* The general path (cloak/block.h has the one-call path inline). */
+int cloak_rt_block_read_chunked(const struct cloak_block *b, uint64_t offset, void *buf,
+				size_t len)
 {
 	int r = precheck(b, offset, len);
 	if (r)
 		return r;
-	int bounce = !io_direct() && !io_in_bounce(buf, len);
+	int bounce = !io_reachable(buf, len);
 	size_t chunk = chunk_size(b, bounce);
 	unsigned char *p = buf;
 	for (size_t done = 0; done < len;) {
@@ -92,15 +85,15 @@ static __attribute__((noinline)) int read_chunked(const struct cloak_block *b, u
 	return 0;
 }
 
-static __attribute__((noinline)) int write_chunked(const struct cloak_block *b,
-						   uint64_t offset, const void *buf, size_t len)
+int cloak_rt_block_write_chunked(const struct cloak_block *b, uint64_t offset,
+				 const void *buf, size_t len)
 {
 	int r = precheck(b, offset, len);
 	if (r)
 		return r;
 	if (b->flags & CLOAK_BLOCK_RO)
 		return -CLOAK_EROFS;
-	int bounce = !io_direct() && !io_in_bounce(buf, len);
+	int bounce = !io_reachable(buf, len);
 	size_t chunk = chunk_size(b, bounce);
 	const unsigned char *p = buf;
 	for (size_t done = 0; done < len;) {
@@ -115,22 +108,8 @@ static __attribute__((noinline)) int write_chunked(const struct cloak_block *b,
 	return 0;
 }
 
-int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf, size_t len)
-{
-	if (one_call(buf, len))
-		return (int)io_call(b, CLOAK_BLOCK_READ, offset, buf, len);
-	return read_chunked(b, offset, buf, len);
-}
-
-int cloak_block_write(const struct cloak_block *b, uint64_t offset, const void *buf,
-		      size_t len)
-{
-	if (one_call(buf, len))
-		return (int)io_call(b, CLOAK_BLOCK_WRITE, offset, buf, len);
-	return write_chunked(b, offset, buf, len);
-}
-
 int cloak_block_flush(const struct cloak_block *b)
 {
-	return (int)io_call(b, CLOAK_BLOCK_FLUSH, 0, 0, 0);
+	flush_block = (struct cloak_hc_block_io){ .handle = b->handle, .op = CLOAK_BLOCK_FLUSH };
+	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, &flush_block);
 }

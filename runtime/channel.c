@@ -45,7 +45,7 @@ static int wait_ready(int h, uint64_t deadline)
 
 long cloak_chan_read(int h, void *buf, size_t len, uint64_t deadline)
 {
-	int bounce = !io_direct() && !io_in_bounce(buf, len);
+	int bounce = !io_reachable(buf, len);
 	if (len > CLOAK_CHAN_IO_MAX)
 		len = CLOAK_CHAN_IO_MAX;
 	if (bounce && len > rt_bounce_size)
@@ -81,7 +81,7 @@ int cloak_chan_read_full(int h, void *buf, size_t len, uint64_t deadline)
 int cloak_chan_write(int h, const void *buf, size_t len, uint64_t deadline)
 {
 	const unsigned char *p = buf;
-	int bounce = !io_direct() && !io_in_bounce(buf, len);
+	int bounce = !io_reachable(buf, len);
 	size_t chunk = bounce ? rt_bounce_size : CLOAK_CHAN_IO_MAX;
 	while (len) {
 		size_t n = len < chunk ? len : chunk;

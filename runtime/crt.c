@@ -26,22 +26,41 @@ const struct cloak_boot_info *cloak_boot_info(void)
 	return rt_boot;
 }
 
-_Noreturn void cloak_rt_start(const struct cloak_boot_info *bi);
-_Noreturn void cloak_rt_start(const struct cloak_boot_info *bi)
+/* The IDT and its descriptor, laid out by the linker (runtime/idt.ld):
+ * nothing to fill in at boot. */
+extern const char cloak_rt_idtr[];
+
+/* All CLOAK_ARGC_MAX arguments: the boot info has no slot left for the
+ * NULL after them, so they are copied. */
+static __attribute__((noinline, noreturn)) void main_full_argv(const struct cloak_boot_info *bi)
 {
-	rt_trap_init();
+	char *argv[CLOAK_ARGC_MAX + 1];
+	for (int i = 0; i < CLOAK_ARGC_MAX; i++)
+		argv[i] = (char *)(uintptr_t)bi->argv[i];
+	argv[CLOAK_ARGC_MAX] = 0;
+	cloak_exit(main(CLOAK_ARGC_MAX, argv));
+}
+
+/* Every instruction here runs at every boot, and costs ~1 us on hosts
+ * whose KVM emulates guest code: the path is kept short. */
+_Noreturn void cloak_rt_start(struct cloak_boot_info *bi);
+_Noreturn void cloak_rt_start(struct cloak_boot_info *bi)
+{
+	__asm__ volatile("lidt %0" : : "m"(*(const char(*)[10])cloak_rt_idtr));
 	rt_boot = bi;
-	if (bi->magic != CLOAK_BOOT_MAGIC || bi->abi_version != CLOAK_ABI_VERSION)
+	uint32_t argc = bi->argc;
+	if (bi->magic != CLOAK_BOOT_MAGIC || bi->abi_version != CLOAK_ABI_VERSION ||
+	    argc > CLOAK_ARGC_MAX)
 		cloak_abort_msg("boot info missing or from another ABI version");
 	uintptr_t heap = (uintptr_t)bi->heap_start;
 	if (heap < (uintptr_t)_end)
 		heap = (uintptr_t)_end;
-	cloak_heap_init((void *)heap, (void *)(uintptr_t)bi->mem_size);
-	rt_protect_init();
-	int argc = (int)bi->argc;
-	char *argv[CLOAK_ARGC_MAX + 1];
-	for (int i = 0; i < argc && i < CLOAK_ARGC_MAX; i++)
-		argv[i] = (char *)(uintptr_t)bi->argv[i];
+	rt_protect_init((void *)heap, (void *)(uintptr_t)bi->mem_size);
+	if (argc == CLOAK_ARGC_MAX)
+		main_full_argv(bi);
+	/* argv is the boot info's own array (guest memory, private once
+	 * protected), ended here whatever the monitor wrote after it. */
+	char **argv = (char **)bi->argv;
 	argv[argc] = 0;
-	cloak_exit(main(argc, argv));
+	cloak_exit(main((int)argc, argv));
 }

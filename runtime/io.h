@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cloak/block.h"
 #include "cloak/guest.h"
 #include "rt.h"
 
@@ -20,19 +21,13 @@ static inline void io_copy(void *dst, const void *src, size_t n)
 	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(r) : : "memory");
 }
 
-/* True when [p, p+n) lies in the bounce pool: the monitor can already
- * reach it, so no copy is needed (zero-copy I/O for non-secret data). */
-static inline int io_in_bounce(const void *p, size_t n)
+/* True when the monitor can reach [p, p+n) as it is: anywhere without
+ * protection, only inside the bounce pool with it (cloak_rt_io, protect.c). Two
+ * loads and a few compares: this is on the path of every call. */
+static inline int io_reachable(const void *p, size_t n)
 {
-	uintptr_t a = (uintptr_t)p, b = (uintptr_t)rt_bounce;
-	return a >= b && n <= rt_bounce_size && a - b <= rt_bounce_size - n;
-}
-
-/* True when the guest runs without protection: the monitor may then read
- * and write any guest page, so buffers are passed as they are. */
-static inline int io_direct(void)
-{
-	return rt_protection == 0; /* a load, not a call: see block.c */
+	uintptr_t a = (uintptr_t)p;
+	return a >= cloak_rt_io.base && a + n >= a && a + n <= cloak_rt_io.end;
 }
 
 /* Puts a device name into an argument block's name field (zero padded):

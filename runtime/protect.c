@@ -8,6 +8,7 @@
  */
 #include <stdint.h>
 
+#include "cloak/block.h"
 #include "cloak/guest.h"
 #include "cloak/heap.h"
 #include "rt.h"
@@ -18,6 +19,7 @@ extern char __shared_start[], __shared_end[];
 unsigned char *rt_bounce;
 size_t rt_bounce_size;
 uint64_t rt_protection; /* CLOAK_PROT_* flags once enabled, else 0 */
+struct cloak_rt_io_window cloak_rt_io; /* nothing reachable until rt_protect_init() */
 
 static struct cloak_hc_share share_block RT_SHARED;
 static struct cloak_hc_protect protect_block RT_SHARED;
@@ -50,13 +52,14 @@ void *cloak_bounce_area(size_t *size)
 	return rt_bounce;
 }
 
-void rt_protect_init(void)
+void rt_protect_init(void *heap_start, void *heap_end)
 {
 	size_t npages = cloak_config_bounce_pages ? cloak_config_bounce_pages : 1;
-	rt_bounce = cloak_heap_alloc_pages(npages);
+	rt_bounce = cloak_heap_boot(heap_start, heap_end, npages);
 	if (!rt_bounce)
 		cloak_abort_msg("no memory for the bounce-buffer pool");
 	rt_bounce_size = npages * CLOAK_PAGE_SIZE;
+	cloak_rt_io = (struct cloak_rt_io_window){ 0, UINTPTR_MAX, CLOAK_BLOCK_IO_MAX };
 	if (cloak_config_protect && cloak_protect() != 0)
 		cloak_abort_msg("monitor refused to enable memory protection");
 }
@@ -71,7 +74,10 @@ int cloak_protect(void)
 		r = cloak_share(rt_bounce, rt_bounce_size / CLOAK_PAGE_SIZE);
 	if (!r)
 		r = (int)cloak_hypercall(CLOAK_HC_PROTECT, &protect_block);
-	if (!r)
+	if (!r) {
 		rt_protection = protect_block.flags;
+		cloak_rt_io = (struct cloak_rt_io_window){
+			(uintptr_t)rt_bounce, (uintptr_t)rt_bounce + rt_bounce_size, CLOAK_BLOCK_IO_MAX };
+	}
 	return r;
 }

@@ -12,8 +12,9 @@
 
 extern const struct cloak_boot_info *rt_boot;
 
-void rt_trap_init(void);
-void rt_protect_init(void);
+/* The heap on [heap_start, heap_end), the bounce pool from it, then
+ * protection as configured. */
+void rt_protect_init(void *heap_start, void *heap_end);
 /* Flushes buffered console output. */
 void rt_console_flush(void);
 /* The bounce pool (shared pages): base and size in bytes. */

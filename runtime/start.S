@@ -16,7 +16,7 @@ _start:
 
 /* Exception stubs: push a zero error code where the CPU does not, then the
  * vector, and join the common path. */
-	.text
+	.section .text.traps, "ax"
 .macro TRAP_NOERR n
 	.globl cloak_rt_trap_\n
 cloak_rt_trap_\n:

@@ -4,7 +4,7 @@
 #include "rt.h"
 
 static struct cloak_hc_walltime walltime_block RT_SHARED;
-static struct cloak_hc_poll poll_block RT_SHARED;
+struct cloak_hc_poll cloak_rt_poll_block RT_SHARED; /* cloak_poll(), inline in cloak/guest.h */
 static struct cloak_hc_random random_block RT_SHARED;
 
 uint64_t cloak_time_ns(void)
@@ -19,16 +19,6 @@ uint64_t cloak_walltime_ns(void)
 {
 	cloak_hypercall(CLOAK_HC_WALLTIME, &walltime_block);
 	return walltime_block.epoch_ns;
-}
-
-int cloak_poll(uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready)
-{
-	poll_block.timeout_ns = timeout_ns;
-	poll_block.wait_set = wait_set;
-	int r = (int)cloak_hypercall(CLOAK_HC_POLL, &poll_block);
-	if (ready)
-		*ready = poll_block.ready_set;
-	return r;
 }
 
 int cloak_random(void *buf, size_t len)

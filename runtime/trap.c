@@ -6,19 +6,6 @@
 #include "cloak/guest.h"
 #include "rt.h"
 
-/* Built by the linker (runtime/idt.ld): nothing to fill in at boot. */
-extern const char cloak_rt_idt[], cloak_rt_idt_end[];
-
-void rt_trap_init(void)
-{
-	struct {
-		uint16_t limit;
-		uint64_t base;
-	} __attribute__((packed)) d = { (uint16_t)(cloak_rt_idt_end - cloak_rt_idt - 1),
-					(uint64_t)(uintptr_t)cloak_rt_idt };
-	__asm__ volatile("lidt %0" : : "m"(d));
-}
-
 /* Its own block: a trap may come in the middle of another call. */
 static struct cloak_hc_abort trap_block RT_SHARED;
 

@@ -41,11 +41,14 @@ struct cloak_note_abi {
 #define CLOAK_PAGE_SIZE 4096ull
 #define CLOAK_PAGE_SHIFT 12
 /* [0, 4 KiB) is never mapped: null dereferences fault. */
-#define CLOAK_GPA_BOOTINFO 0x1000ull /* struct cloak_boot_info, 1 page  */
-#define CLOAK_GPA_CMDLINE 0x2000ull  /* argv strings, CLOAK_CMDLINE_MAX */
+/* Boot info, the GDT, the TSS and the argv strings follow each other, so
+ * that a short command line fits one page with the rest: each page the
+ * monitor writes is one more fault into protected memory at every boot. */
+#define CLOAK_GPA_BOOTINFO 0x1000ull /* struct cloak_boot_info          */
+#define CLOAK_GPA_GDT 0x1240ull      /* GDT, monitor-owned              */
+#define CLOAK_GPA_TSS 0x1280ull      /* 64-bit TSS: IST1 for #PF, #DF   */
+#define CLOAK_GPA_CMDLINE 0x1300ull  /* argv strings, CLOAK_CMDLINE_MAX */
 #define CLOAK_CMDLINE_MAX 0x2000ull
-#define CLOAK_GPA_GDT 0x4000ull      /* GDT, monitor-owned            */
-#define CLOAK_GPA_TSS 0x5000ull      /* 64-bit TSS: IST1 for #PF, #DF */
 /* Stack for IST1 (selected by the runtime's IDT for #PF and #DF), so that a
  * stack overflow into the guard page is reported rather than fatal. */
 #define CLOAK_GPA_IST_STACK_TOP 0x8000ull /* grows down to 0x6000 */
@@ -354,5 +357,11 @@ CLOAK_ABI_AT_(struct cloak_hc_chan_io, len, 32);
 CLOAK_ABI_ASSERT(CLOAK_BLOCK_MAX + CLOAK_CHAN_MAX <= 64, "poll bits fit one word");
 CLOAK_ABI_ASSERT(CLOAK_GPA_MONITOR_WINDOW + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE <=
 			 CLOAK_GPA_PAGETABLES, "monitor window in the reserved area");
+CLOAK_ABI_ASSERT(CLOAK_GPA_BOOTINFO + sizeof(struct cloak_boot_info) <= CLOAK_GPA_GDT,
+		 "GDT after the boot info");
+CLOAK_ABI_ASSERT(CLOAK_GPA_GDT + 5 * 8 <= CLOAK_GPA_TSS, "GDT (5 entries) before the TSS");
+CLOAK_ABI_ASSERT(CLOAK_GPA_TSS + 0x68 <= CLOAK_GPA_CMDLINE, "TSS before the argv strings");
+CLOAK_ABI_ASSERT(CLOAK_GPA_CMDLINE + CLOAK_CMDLINE_MAX <= CLOAK_GPA_IST_STACK_TOP - 0x2000,
+		 "argv strings below the IST1 stack");
 
 #endif

@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include "mem/pagemap_scan.h"
+
 struct allow {
 	int nr;
 	const char *caller; /* who needs it once the guest runs */
@@ -45,7 +47,8 @@ static const struct allow monitor_allow[] = {
 	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
 };
 
-/* KVM requests on the vCPU once the guest runs. No mremap either: it
+/* ioctl requests once the guest runs: KVM ones on the vCPU, and one on
+ * pagemap. No mremap either: it
  * could stretch a mapping of shared guest pages over the private ones the
  * monitor gave up (realloc copies instead). */
 static const unsigned long kvm_requests[] = {
@@ -56,6 +59,7 @@ static const unsigned long kvm_requests[] = {
 	KVM_SET_REGS,    /* x86/vcpu_wipe.c */
 	KVM_GET_VCPU_EVENTS, /* x86/vcpu_wipe.c */
 	KVM_SET_VCPU_EVENTS, /* x86/vcpu_wipe.c */
+	CLOAK_PAGEMAP_SCAN, /* mem/wipe.c: present pages, from /proc/self/pagemap */
 };
 
 static const struct allow broker_allow[] = {

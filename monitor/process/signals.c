@@ -111,7 +111,7 @@ int signals_init(struct fail *f)
 void signals_set_run(struct kvm_run *run)
 {
 	stop_run = run;
-	if (watchdog_fired || stop_signal)
+	if (run && (watchdog_fired || stop_signal))
 		run->immediate_exit = 1;
 }
 

@@ -28,7 +28,8 @@ struct kvm_run;
 
 /* Installs the handlers. Call first thing. */
 int signals_init(struct fail *f);
-/* From now on a stop request also sets run->immediate_exit. */
+/* From now on a stop request also sets run->immediate_exit (NULL: no
+ * run structure any more, before it is unmapped). */
 void signals_set_run(struct kvm_run *run);
 /* Arms a one-shot timer `ms` milliseconds from now (0 = none). */
 int signals_arm_watchdog(uint64_t ms, struct fail *f);

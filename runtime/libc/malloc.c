@@ -406,15 +406,15 @@ size_t cloak_heap_usable_size(const void *ptr)
 	return (size_t)d->count << PAGE_SHIFT;
 }
 
-void cloak_heap_init(void *start, void *end)
+/* Lays the heap out on [start, end); false if no page fits. */
+static bool heap_layout(void *start, void *end)
 {
 	uintptr_t s = ((uintptr_t)start + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
 	uintptr_t e = (uintptr_t)end & ~(uintptr_t)(PAGE - 1);
 	size_t total, ndesc;
 
-	memset(&heap, 0, sizeof(heap));
 	if (!start || e <= s)
-		return;
+		return false;
 	total = (e - s) >> PAGE_SHIFT;
 	/* One descriptor page covers itself plus 128 data pages. */
 	ndesc = (total + PAGE / sizeof(struct hpage)) / (PAGE / sizeof(struct hpage) + 1);
@@ -423,4 +423,20 @@ void cloak_heap_init(void *start, void *end)
 	heap.npages = total - ndesc;
 	if (heap.npages > UINT32_MAX)
 		heap.npages = UINT32_MAX; /* run lengths are 32-bit */
+	return true;
+}
+
+void cloak_heap_init(void *start, void *end)
+{
+	memset(&heap, 0, sizeof(heap));
+	heap_layout(start, end);
+}
+
+void *cloak_heap_boot(void *start, void *end, size_t npages)
+{
+	if (!heap_layout(start, end) || npages == 0 || npages > heap.npages)
+		return NULL;
+	heap.brk = npages; /* run_alloc() on a fresh heap, without the search */
+	mark_run(heap.desc, npages, KIND_LARGE);
+	return heap.base;
 }

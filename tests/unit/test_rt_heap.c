@@ -514,6 +514,38 @@ static void test_init_edges(void **state)
 	assert_heap_ok();
 }
 
+/* The start-up path: the first pages as one whole-page allocation on a
+ * heap whose state is still zero, which nothing allocated later overlaps. */
+static void test_boot_pool(void **state)
+{
+	enum { POOL = 3 };
+	static void *got[1024];
+	size_t n = 0;
+	(void)state;
+	cloak_heap_init(NULL, NULL); /* the state zero, as .bss at boot */
+	assert_null(cloak_heap_boot(area, area + area_len, 0));
+	assert_null(cloak_heap_boot(area, area + area_len, area_len / 4096));
+	cloak_heap_init(NULL, NULL);
+	char *pool = cloak_heap_boot(area + 1, area + area_len, POOL);
+	assert_non_null(pool);
+	assert_true(pool >= area + 4096 && ((uintptr_t)pool & 4095) == 0);
+	assert_int_equal(cloak_heap_usable_size(pool), POOL * 4096);
+	assert_heap_ok();
+	for (size_t size = 16; n < 1024; size = size * 3 % 9000 + 16) {
+		char *q = rt_malloc(size);
+		if (!q)
+			break;
+		assert_true(q + size <= pool || q >= pool + POOL * 4096);
+		got[n++] = q;
+	}
+	assert_true(n > 100);
+	assert_heap_ok();
+	while (n)
+		rt_free(got[--n]);
+	assert_int_equal(cloak_heap_usable_size(pool), POOL * 4096);
+	assert_heap_ok();
+}
+
 /* Random malloc/calloc/realloc/aligned_alloc/free with contents checked
  * throughout and the heap's invariants checked every few thousand steps. */
 static void test_stress(void **state)
@@ -608,6 +640,7 @@ int main(void)
 		HEAP_TEST(test_alloc_pages, setup_1m),
 		HEAP_TEST(test_bad_free, setup_1m),
 		HEAP_TEST(test_init_edges, setup_1m),
+		HEAP_TEST(test_boot_pool, setup_1m),
 		HEAP_TEST(test_stress, setup_8m),
 		HEAP_TEST(test_stress, setup_1m), /* the same, often out of memory */
 	};

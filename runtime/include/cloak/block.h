@@ -21,24 +21,90 @@
 #include <stdint.h>
 
 #include "cloak/abi.h"
+#include "cloak/guest.h"
 
+/* Filled by cloak_block_open(); the calls below take only such a one (or
+ * a copy of it). */
 struct cloak_block {
 	uint64_t handle;
 	uint64_t capacity;    /* bytes */
 	uint64_t sector_size; /* 512 or 4096 */
 	uint64_t flags;       /* CLOAK_BLOCK_RO */
+	/* The runtime's: this device's argument blocks for READ and WRITE,
+	 * handle and op already in place. */
+	struct cloak_hc_block_io *rt_call[2];
 };
 
 int cloak_block_open(const char *name, struct cloak_block *out);
-int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf, size_t len);
-int cloak_block_write(const struct cloak_block *b, uint64_t offset, const void *buf,
-		      size_t len);
+static inline int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf,
+				   size_t len);
+static inline int cloak_block_write(const struct cloak_block *b, uint64_t offset,
+				    const void *buf, size_t len);
 /* Returns once every write before it is on the host's stable storage. */
 int cloak_block_flush(const struct cloak_block *b);
 /* Poll bit of a block device (always ready: block I/O is synchronous). */
 static inline uint64_t cloak_block_poll_bit(const struct cloak_block *b)
 {
 	return 1ull << b->handle;
+}
+
+/*
+ * The rest is the runtime's, here for the inline path of read and write.
+ * A request the monitor can serve in one call straight from the caller's
+ * buffer (in the bounce pool, or anywhere without protection) needs no
+ * checks in the guest: the monitor validates it whole and moves all or
+ * nothing. Where KVM emulates guest code every guest instruction costs
+ * about half a microsecond, as much as a tenth of the exit itself, so this
+ * path is a handful of them, inline in the caller: a window test and the
+ * argument block. Everything else (private buffers copied through the
+ * pool, requests longer than one call) goes to the out-of-line functions.
+ */
+struct cloak_rt_io_window {
+	uintptr_t base;   /* the buffers the monitor can reach as they are: */
+	uintptr_t end;    /* [base, end): all memory, or the bounce pool */
+	size_t block_max; /* longest one-call request */
+};
+extern struct cloak_rt_io_window cloak_rt_io;
+int cloak_rt_block_read_chunked(const struct cloak_block *b, uint64_t offset, void *buf,
+				size_t len);
+int cloak_rt_block_write_chunked(const struct cloak_block *b, uint64_t offset,
+				 const void *buf, size_t len);
+
+/* Three compares. A buffer whose end wraps around the address space may
+ * pass; the monitor refuses it (-CLOAK_EFAULT) as it refuses any request
+ * outside guest memory. */
+static inline int cloak_rt_block_one_call(const void *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)buf;
+	return a >= cloak_rt_io.base && len <= cloak_rt_io.block_max && a + len <= cloak_rt_io.end;
+}
+
+/* op: CLOAK_BLOCK_READ or CLOAK_BLOCK_WRITE, the index into rt_call. */
+_Static_assert(CLOAK_BLOCK_READ == 0 && CLOAK_BLOCK_WRITE == 1, "rt_call index");
+static inline int cloak_rt_block_call(const struct cloak_block *b, uint64_t op,
+				      uint64_t offset, const void *buf, size_t len)
+{
+	struct cloak_hc_block_io *a = b->rt_call[op];
+	a->offset = offset;
+	a->buf = (uint64_t)(uintptr_t)buf;
+	a->len = len;
+	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, a);
+}
+
+static inline int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf,
+				   size_t len)
+{
+	if (__builtin_expect(cloak_rt_block_one_call(buf, len), 1))
+		return cloak_rt_block_call(b, CLOAK_BLOCK_READ, offset, buf, len);
+	return cloak_rt_block_read_chunked(b, offset, buf, len);
+}
+
+static inline int cloak_block_write(const struct cloak_block *b, uint64_t offset,
+				    const void *buf, size_t len)
+{
+	if (__builtin_expect(cloak_rt_block_one_call(buf, len), 1))
+		return cloak_rt_block_call(b, CLOAK_BLOCK_WRITE, offset, buf, len);
+	return cloak_rt_block_write_chunked(b, offset, buf, len);
 }
 
 #endif

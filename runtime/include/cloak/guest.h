@@ -53,8 +53,9 @@ _Noreturn void cloak_abort_msg(const char *msg);
 uint64_t cloak_time_ns(void);
 uint64_t cloak_walltime_ns(void);
 /* Sleeps in the monitor until timeout or an event in wait_set; returns 0 or
- * -CLOAK_E*, *ready (may be NULL) gets the ready devices. */
-int cloak_poll(uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready);
+ * -CLOAK_E*, *ready (may be NULL) gets the ready devices. Inline (below),
+ * like the block path: a zero-timeout poll is a loop's check for work. */
+static inline int cloak_poll(uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready);
 
 /* A CLOAK_E* code (negative, as calls return it, or positive) as text:
  * "CLOAK_EACCES: buffer touches a page the guest has not shared". */
@@ -92,6 +93,19 @@ void *memcpy(void *restrict dst, const void *restrict src, size_t n);
 static inline void cloak_copy(void *dst, const void *src, size_t n)
 {
 	memcpy(dst, src, n);
+}
+
+/* The runtime's argument block for POLL (in a shared page). */
+extern struct cloak_hc_poll cloak_rt_poll_block;
+
+static inline int cloak_poll(uint64_t timeout_ns, uint64_t wait_set, uint64_t *ready)
+{
+	cloak_rt_poll_block.timeout_ns = timeout_ns;
+	cloak_rt_poll_block.wait_set = wait_set;
+	int r = (int)cloak_hypercall(CLOAK_HC_POLL, &cloak_rt_poll_block);
+	if (ready)
+		*ready = cloak_rt_poll_block.ready_set;
+	return r;
 }
 
 #endif

@@ -25,6 +25,12 @@
  * read as zero, as guest RAM from the monitor does: the heap does not clear
  * it. Calling it again forgets every earlier allocation. */
 void cloak_heap_init(void *start, void *end);
+/* The runtime's start-up: cloak_heap_init() on a heap never used before
+ * (its state still zero, as .bss is at boot), then the first npages pages
+ * handed out at once as one allocation of whole pages (the bounce pool).
+ * Returns them, or NULL if they do not fit. A short path: every guest
+ * instruction at boot counts where KVM emulates guest code. */
+void *cloak_heap_boot(void *start, void *end, size_t npages);
 
 /* npages contiguous, page-aligned pages (e.g. for I/O bounce buffers that
  * get shared with the monitor page by page). Release with free(). Returns
