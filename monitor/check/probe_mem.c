@@ -72,6 +72,8 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 		 * image at boot may stay mapped there (x86-64 kernels unmap
 		 * those only where page-table isolation is on). */
 		return false;
+	case ROW_CORE_DUMP:
+		return backend == GM_BACKEND_SECRET || backend == GM_BACKEND_GMEM;
 	case ROW_DIRECT_MAP:
 		return backend == GM_BACKEND_SECRET ||
 		       (backend == GM_BACKEND_GMEM && caps->flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP);

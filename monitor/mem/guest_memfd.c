@@ -70,7 +70,11 @@ int guest_memfd_map(int vm_fd, uint64_t size, int *fd, void **base,
 		close(g);
 		return fail_set(f, CLOAK_EXIT_NOHOST, "cannot map guest_memfd: %s", strerror(e));
 	}
+	/* Kept out of children and out of core dumps, as secret memory is by
+	 * its kernel: where KVM needs this mapping (no next-RIP save), it must
+	 * not carry guest memory anywhere else. */
 	madvise(p, size, MADV_DONTFORK);
+	madvise(p, size, MADV_DONTDUMP);
 	*fd = g;
 	*base = p;
 	return 0;
