@@ -202,6 +202,12 @@ def hostile(path):
         bad += not ok
         print("%s: %s%s" % ("ok" if ok else "WRONG", name, "" if ok else " (got %s, want %s)" % (got, want)))
         c.close()
+        if not ok and ("still open" in str(got) or "timed out" in str(got)):
+            # The agent serves one client at a time: held by this one, it
+            # answers none of the rest, and each would wait out TIMEOUT.
+            print("the agent stopped answering; %d cases not run" % (len(cases) - cases.index((name, data, want)) - 1))
+            print("%d of %d cases wrong" % (bad, len(cases) + 2))
+            return 1
     # One byte at a time, then the agent must still answer normally.
     c = connect(path)
     for b in frame(ids):
