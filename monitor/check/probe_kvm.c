@@ -15,7 +15,7 @@
 #include "cloak/abi.h"
 #include "kvm/kvm_compat.h"
 #include "kvm/vm.h"
-#include "mem/backend.h"
+#include "mem/give_up.h"
 #include "x86/cpu.h"
 #include "x86/pagetable.h"
 
@@ -220,7 +220,7 @@ void probe_kvm_run(enum gm_backend backend, struct row_result *run, struct row_r
 		/* KVM ran this probe guest without the mapping; for a guest_memfd
 		 * the monitor keeps it only for the reason the backend gives. */
 		char why[200] = "";
-		if (backend == GM_BACKEND_GMEM && !membackend_gmem_gives_up(why, sizeof why))
+		if (backend == GM_BACKEND_GMEM && !gmem_can_give_up(why, sizeof why))
 			snprintf(hidden->how, sizeof hidden->how, "%.100s; KVM ran the probe guest "
 				 "with that mapping PROT_NONE, but the monitor keeps it: %.120s",
 				 prefix, why);

@@ -32,7 +32,7 @@
 #include "kcore.h"
 #include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
-#include "mem/backend.h"
+#include "mem/give_up.h"
 #include "mem/inspect.h"
 #include "probe_kvm.h"
 #include "x86/cpu.h"
@@ -65,7 +65,7 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 	case ROW_HIDDEN:
 	{	/* guest_memfd where KVM runs it without the monitor's mapping */
 		char why[200];
-		return backend == GM_BACKEND_GMEM && membackend_gmem_gives_up(why, sizeof why);
+		return backend == GM_BACKEND_GMEM && gmem_can_give_up(why, sizeof why);
 	}
 	case ROW_IMAGE_MAP:
 		/* No backend takes pages out of it: a page freed from the kernel

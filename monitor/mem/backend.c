@@ -19,11 +19,9 @@
 #include <unistd.h>
 
 #include "cloak/abi.h"
+#include "give_up.h"
 #include "guest_memfd.h"
-#include "kvm/kvm.h"
 #include "secretmem.h"
-#include "test_hooks.h"
-#include "x86/cpu.h"
 
 const char *gm_backend_name(enum gm_backend kind)
 {
@@ -141,21 +139,6 @@ static int map_secret(struct membacking *mb, bool keep_fd, struct fail *f)
 	return 0;
 }
 
-bool membackend_gmem_gives_up(char *why, size_t len)
-{
-	/* A KVM that emulates guest code reads every instruction through the
-	 * monitor's mapping; one that runs it natively (VMX/SVM) faults guest
-	 * pages in from the guest_memfd itself, and needs the mapping only to
-	 * decode the instructions it intercepts, where it cannot step over
-	 * them otherwise. */
-	if (!cpu_host_hw_virt()) {
-		snprintf(why, len, "this host's KVM emulates guest code and reads guest memory "
-			 "through that mapping");
-		return false;
-	}
-	return kvm_steps_without_guest_reads(why, len) || test_hooks_give_up_anyway();
-}
-
 static int map_guest_memfd(struct membacking *mb, int vm_fd, struct fail *f)
 {
 	struct guest_memfd_plan plan;
@@ -164,7 +147,7 @@ static int map_guest_memfd(struct membacking *mb, int vm_fd, struct fail *f)
 	mb->is_guest_memfd = true;
 	mb->guest_memfd_flags = plan.flags;
 	char why[200] = "";
-	mb->can_give_up = membackend_gmem_gives_up(why, sizeof why);
+	mb->can_give_up = gmem_can_give_up(why, sizeof why);
 	mb->protections = CLOAK_PROT_CHECKED_ACCESS |
 			  (plan.no_direct_map ? CLOAK_PROT_NO_DIRECT_MAP : 0);
 	snprintf(mb->describe, sizeof mb->describe,

@@ -35,11 +35,6 @@ struct membacking {
 /* The start-up check behind CLOAK_PROT_NO_GUP: whether GUP refuses the
  * page at addr (process_vm_readv on it fails with EFAULT). */
 bool membackend_gup_refused(const void *addr);
-/* Whether a guest_memfd is given up at PROTECT on this host (the monitor
- * unmaps its private pages and closes the descriptor): where KVM needs no
- * mapping to run the guest nor to step over intercepted instructions.
- * false with the reason in why. */
-bool membackend_gmem_gives_up(char *why, size_t len);
 
 /* keep_fd: keep the backing descriptor open even where the backend
  * normally closes it (secret); only `cloak check` and tests ask for it
