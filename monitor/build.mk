@@ -5,7 +5,7 @@
 MONITOR_SRC := $(filter-out monitor/main.c monitor/test_hooks.c,$(wildcard monitor/*.c monitor/*/*.c))
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(O)/%.o)
 MONITOR_SAN_OBJ := $(MONITOR_SRC:%.c=$(O)/san/%.o)
-MONITOR_LIBS := -lseccomp
+MONITOR_LIBS := -lseccomp -pthread
 MONITOR_CFLAGS := -Imonitor
 
 $(O)/monitor/%.o: monitor/%.c

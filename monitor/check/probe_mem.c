@@ -464,7 +464,7 @@ void probe_backend(enum gm_backend backend, bool kvm_ok, const struct guest_memf
 	for (int i = 0; i < ROW_COUNT; i++)
 		set(&rep->row[i], PV_UNKNOWN, "not probed");
 
-	struct kvm_host kvm = { -1, -1, -1 };
+	struct kvm_host kvm = { .kvm_fd = -1, .vm_fd = -1, .api = -1, .cpuid = { .kvm_fd = -1 } };
 	struct fail f = { 0 };
 	struct guestmem *gm = NULL;
 	if (backend == GM_BACKEND_GMEM && (!kvm_ok || kvm_open(&kvm, &f)))

@@ -46,6 +46,7 @@ int kvm_open(struct kvm_host *k, struct fail *f)
 {
 	k->kvm_fd = k->vm_fd = -1;
 	k->api = -1;
+	k->cpuid = (struct cpuid_query){ .kvm_fd = -1 };
 	k->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (k->kvm_fd < 0) {
 		if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
@@ -58,6 +59,7 @@ int kvm_open(struct kvm_host *k, struct fail *f)
 					"log in again) or run as root");
 		return fail_set(f, CLOAK_EXIT_NOHOST, "cannot open /dev/kvm: %s", strerror(errno));
 	}
+	k->cpuid = (struct cpuid_query){ .kvm_fd = k->kvm_fd };
 	k->api = ioctl(k->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (k->api < 0) {
 		int e = errno;
@@ -85,6 +87,7 @@ int kvm_open(struct kvm_host *k, struct fail *f)
 
 void kvm_close(struct kvm_host *k)
 {
+	cpuid_query_end(&k->cpuid);
 	if (k->vm_fd >= 0)
 		close(k->vm_fd);
 	if (k->kvm_fd >= 0)

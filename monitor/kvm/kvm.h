@@ -10,12 +10,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cpuid_query.h"
 #include "fail.h"
 
 struct kvm_host {
 	int kvm_fd; /* /dev/kvm */
 	int vm_fd;  /* a default VM (KVM_X86_DEFAULT_VM), no memory yet */
 	int api;    /* KVM_GET_API_VERSION */
+	struct cpuid_query cpuid; /* the supported CPUID, asked early by a run */
 };
 
 /* Opens /dev/kvm and creates a VM; -1 with a one-line reason and the fix

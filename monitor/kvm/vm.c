@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -98,7 +99,13 @@ int vm_setup(struct vm *vm, uint64_t entry, const struct pt_range *image, unsign
 		vm->run = NULL;
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot map kvm_run: %s", strerror(errno));
 	}
-	if (cpu_setup(vm->kvm.kvm_fd, vm->vcpu_fd, vm->gm, entry, image, nimage, &vm->nx, f))
+	struct kvm_cpuid2 *supported = cpuid_query_take(&vm->kvm.cpuid);
+	if (!supported)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "KVM_GET_SUPPORTED_CPUID: %s",
+				strerror(errno));
+	int r = cpu_setup(supported, vm->vcpu_fd, vm->gm, entry, image, nimage, &vm->nx, f);
+	free(supported);
+	if (r)
 		return -1;
 	int khz = ioctl(vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
 	vm->tsc_khz = khz > 0 ? (uint64_t)khz : 0;

@@ -92,34 +92,15 @@ void cpu_filter_cpuid(struct kvm_cpuid2 *c)
 	c->nent = n;
 }
 
-static int set_cpuid(int kvm_fd, int vcpu_fd, bool *nx, struct fail *f)
+static int set_cpuid(struct kvm_cpuid2 *c, int vcpu_fd, bool *nx, struct fail *f)
 {
-	int n = 128;
-	struct kvm_cpuid2 *c = NULL;
-	for (;;) {
-		c = calloc(1, sizeof *c + (size_t)n * sizeof(struct kvm_cpuid_entry2));
-		if (!c)
-			return fail_set(f, CLOAK_EXIT_INTERNAL, "out of memory");
-		c->nent = (uint32_t)n;
-		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
-			break;
-		int e = errno;
-		free(c);
-		if (e != E2BIG || n > 4096)
-			return fail_set(f, CLOAK_EXIT_INTERNAL, "KVM_GET_SUPPORTED_CPUID: %s",
-					strerror(e));
-		n *= 2;
-	}
 	cpu_filter_cpuid(c);
 	*nx = false;
 	for (uint32_t i = 0; i < c->nent; i++)
 		if (c->entries[i].function == 0x80000001u)
 			*nx = (c->entries[i].edx & BIT(20)) != 0;
-	int r = ioctl(vcpu_fd, KVM_SET_CPUID2, c);
-	int e = errno;
-	free(c);
-	if (r < 0)
-		return fail_set(f, CLOAK_EXIT_INTERNAL, "KVM_SET_CPUID2: %s", strerror(e));
+	if (ioctl(vcpu_fd, KVM_SET_CPUID2, c) < 0)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "KVM_SET_CPUID2: %s", strerror(errno));
 	return 0;
 }
 
@@ -172,10 +153,10 @@ static void flat_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool
 	};
 }
 
-int cpu_setup(int kvm_fd, int vcpu_fd, struct guestmem *gm, uint64_t entry,
+int cpu_setup(struct kvm_cpuid2 *supported, int vcpu_fd, struct guestmem *gm, uint64_t entry,
 	      const struct pt_range *image, unsigned nimage, bool *nx, struct fail *f)
 {
-	if (set_cpuid(kvm_fd, vcpu_fd, nx, f))
+	if (set_cpuid(supported, vcpu_fd, nx, f))
 		return -1;
 	uint64_t cr3 = write_tables(gm, image, nimage, *nx, f);
 	if (!cr3)

@@ -26,10 +26,11 @@ bool cpu_host_hw_virt(void);
  * cpu.c): no virtualization features, no hypervisor leaves. Pure. */
 void cpu_filter_cpuid(struct kvm_cpuid2 *c);
 
-/* Sets CPUID from what KVM supports (filtered), writes GDT, TSS and page
- * tables into guest memory, and enters long mode at `entry` with %rdi =
- * boot info. *nx tells whether data pages are no-execute. */
-int cpu_setup(int kvm_fd, int vcpu_fd, struct guestmem *gm, uint64_t entry,
+/* Sets CPUID from what KVM supports (`supported`, filtered in place),
+ * writes GDT, TSS and page tables into guest memory, and enters long mode
+ * at `entry` with %rdi = boot info. *nx tells whether data pages are
+ * no-execute. */
+int cpu_setup(struct kvm_cpuid2 *supported, int vcpu_fd, struct guestmem *gm, uint64_t entry,
 	      const struct pt_range *image, unsigned nimage, bool *nx, struct fail *f);
 
 /* Points the vCPU at `rip` again, other state unchanged (cloak check runs
