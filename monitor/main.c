@@ -103,6 +103,9 @@ static int load(struct session *s, const struct options *o, const void *image, s
 	struct vm *vm = &s->vm;
 	if (kvm_open(&vm->kvm, f))
 		return -1;
+	/* Asked now, answered while devices, memory and the image are set up
+	 * (kvm/cpuid_query.h). */
+	cpuid_query_start(&vm->kvm.cpuid, vm->kvm.kvm_fd);
 	if (vm->verbose) {
 		char line[200];
 		kvm_describe(&vm->kvm, line, sizeof line);
@@ -169,6 +172,9 @@ static int boot(struct session *s, const struct options *o, const struct elf_ima
 
 static int run(struct session *s, const struct options *o, struct fail *f)
 {
+	/* A usage error is reported as such whatever the host lacks. */
+	if (devices_check(o, f))
+		return -1;
 	size_t len = 0;
 	void *image = read_image(o->guest, &len, f);
 	if (!image)

@@ -41,6 +41,19 @@ static int parse_all(struct devices *d, const struct options *o, struct fail *f)
 	return 0;
 }
 
+int devices_check(const struct options *o, struct fail *f)
+{
+	if (o->nblock > CLOAK_BLOCK_MAX || o->nchannel > CLOAK_CHAN_MAX)
+		return fail_set(f, CLOAK_EXIT_USAGE, "at most %u block devices and %u channels",
+				CLOAK_BLOCK_MAX, CLOAK_CHAN_MAX);
+	struct devices *d = calloc(1, sizeof *d);
+	if (!d)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "out of memory");
+	int r = parse_all(d, o, f);
+	free(d); /* parsing opens nothing */
+	return r;
+}
+
 static int start_broker(struct devices *d, struct fail *f)
 {
 	struct broker_path paths[CLOAK_CHAN_MAX];
@@ -57,9 +70,8 @@ int devices_setup(struct devices **out, const struct options *o, struct fail *f)
 	*out = NULL;
 	if (o->nblock == 0 && o->nchannel == 0)
 		return 0;
-	if (o->nblock > CLOAK_BLOCK_MAX || o->nchannel > CLOAK_CHAN_MAX)
-		return fail_set(f, CLOAK_EXIT_USAGE, "at most %u block devices and %u channels",
-				CLOAK_BLOCK_MAX, CLOAK_CHAN_MAX);
+	if (devices_check(o, f))
+		return -1;
 	struct devices *d = calloc(1, sizeof *d);
 	if (!d)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "out of memory");

@@ -35,6 +35,9 @@ struct devices {
 	bool verbose;
 };
 
+/* Parses every --block/--channel spec and opens nothing: a usage error
+ * (CLOAK_EXIT_USAGE) is reported as one whatever the host lacks. */
+int devices_check(const struct options *o, struct fail *f);
 /* Parses every spec first (CLOAK_EXIT_USAGE), then opens images and binds
  * sockets (CLOAK_EXIT_RESOURCE), so a typo touches nothing. *out stays
  * NULL when no device was asked for. */

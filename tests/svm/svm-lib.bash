@@ -8,6 +8,11 @@
 # leaves out those a kernel has built in. kvm_amd is the point;
 # the rest mount the shared directories (virtio-9p) and /tmp (ext4 on
 # virtio-blk).
+# mkfs.ext4, modinfo, depmod and modprobe live in sbin, which an ordinary
+# user's PATH leaves out; each works on files of the user's own.
+case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
+export PATH
+
 SVM_MODULES="kvm_amd virtio_pci 9pnet_virtio 9p virtio_blk ext4"
 export SVM_MODULES
 

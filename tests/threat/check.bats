@@ -105,11 +105,23 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 @test "cloak check without a usable /dev/kvm exits 249 with one line" {
 	need_root
 	need_cmd unshare util-linux
-	# A private mount namespace where /dev/kvm is /dev/null: opens, but no KVM.
-	run unshare --mount sh -c "mount --bind /dev/null /dev/kvm && exec '$CLOAK' check"
+	# A private mount namespace with a /dev of its own, whatever this host
+	# has: /dev/kvm there is the null device, which opens but is no KVM.
+	run unshare --mount sh -c "mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 &&
+		mknod -m 666 /dev/kvm c 1 3 && exec '$CLOAK' check"
 	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
-	[ "$(printf '%s\n' "$output" | grep -c '^cloak: ')" -eq 1 ]
+	[ "$(printf '%s\n' "$output" | grep -c '^cloak: ')" -eq 1 ] || { echo "$output"; return 1; }
 	expect_line "/dev/kvm is not a KVM device"
+}
+
+@test "cloak check where /dev/kvm does not exist exits 249 with one line that says so" {
+	need_root
+	need_cmd unshare util-linux
+	run unshare --mount sh -c "mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 &&
+		exec '$CLOAK' check"
+	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
+	[ "$(printf '%s\n' "$output" | grep -c '^cloak: ')" -eq 1 ] || { echo "$output"; return 1; }
+	expect_line "cloak: /dev/kvm does not exist: load the KVM module"
 }
 
 @test "cloak check exits 1 when the secret backend cannot be had (memlock too small)" {
