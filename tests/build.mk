@@ -31,7 +31,7 @@ include $(wildcard tests/*/*.mk)
 # caught by the tests it names (tests/mutants/run-mutants).
 .PHONY: check-mutants
 check-mutants: all
-	tests/mutants/run-mutants --build $(O) $(MUTANTS)
+	tests/mutants/run-mutants --build $(O) --svm $(MUTANTS)
 
 # make lint: shellcheck over every shell script and bats file (scripts/lint).
 .PHONY: lint check-user
