@@ -46,7 +46,8 @@ PY
 	echo "a message for the vault" > "$TMP/msg"
 	c sign "$TMP/msg" "$TMP/sig.der"
 	run openssl dgst -sha256 -verify "$TMP/pub.pem" -signature "$TMP/sig.der" "$TMP/msg"
-	[ "$status" -eq 0 ] && [[ "$output" == "Verified OK" ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" == "Verified OK" ]]
 	echo "another message" > "$TMP/other"
 	run openssl dgst -sha256 -verify "$TMP/pub.pem" -signature "$TMP/sig.der" "$TMP/other"
 	[ "$status" -ne 0 ]

@@ -149,16 +149,21 @@ ssh_login() {
 	[ "$output" = "The agent has no identities." ]
 	run env SHELL=/bin/csh "$WRAPPER" -k
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "unsetenv SSH_AUTH_SOCK;" ] && [ "${lines[2]}" = "echo Agent pid $SSH_AGENT_PID killed;" ]
+	[ "${lines[0]}" = "unsetenv SSH_AUTH_SOCK;" ]
+	[ "${lines[2]}" = "echo Agent pid $SSH_AGENT_PID killed;" ]
 	run kill -0 "$SSH_AGENT_PID"
 	[ "$status" -ne 0 ]
 	AGENT_PID=
-	[ ! -e "$SSH_AUTH_SOCK" ] && [ ! -e "$(dirname "$SSH_AUTH_SOCK")" ]
+	[ ! -e "$SSH_AUTH_SOCK" ]
+	[ ! -e "$(dirname "$SSH_AUTH_SOCK")" ]
 	# -k again, or on a process that is no agent: one line, exit 1.
 	run "$WRAPPER" -k
-	[ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ] && [[ $output == "cloak-ssh-agent: process "*"is not a cloak ssh-agent"* ]]
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "cloak-ssh-agent: process "*"is not a cloak ssh-agent"* ]]
 	run env -u SSH_AGENT_PID "$WRAPPER" -k
-	[ "$status" -eq 1 ] && [[ $output == *"SSH_AGENT_PID is not set"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == *"SSH_AGENT_PID is not set"* ]]
 }
 
 @test "stopping the agent wipes guest memory (the monitor's SIGTERM path)" {
@@ -176,7 +181,8 @@ ssh_login() {
 	new_key id
 	new_key other
 	run c ssh-add "$TMP/id"
-	[ "$status" -eq 0 ] && [[ $output == "Identity added: $TMP/id (id key)" ]]
+	[ "$status" -eq 0 ]
+	[[ $output == "Identity added: $TMP/id (id key)" ]]
 	run c ssh-add -l
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(ssh-keygen -l -f "$TMP/id.pub")" ]
@@ -196,12 +202,14 @@ ssh_login() {
 	wait "${at_once[@]}"
 	for i in 1 2 3; do [ "$(wc -l < "$TMP/list.$i")" -eq 2 ]; done
 	run c ssh-add -d "$TMP/id"
-	[ "$status" -eq 0 ] && [[ $output == "Identity removed: $TMP/id"* ]]
+	[ "$status" -eq 0 ]
+	[[ $output == "Identity removed: $TMP/id"* ]]
 	run c ssh-add -L
 	[ "$output" = "$(cat "$TMP/other.pub")" ]
 	run -1 c ssh-add -d "$TMP/id"
 	run c ssh-add -D
-	[ "$status" -eq 0 ] && [ "$output" = "All identities removed." ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "All identities removed." ]
 	run -1 c ssh-add -l
 	[ "$output" = "The agent has no identities." ]
 }
@@ -215,19 +223,23 @@ ssh_login() {
 	chmod +x "$TMP/askpass"
 	export SSH_ASKPASS=$TMP/askpass SSH_ASKPASS_REQUIRE=force
 	LOCK_PASS="correct horse" run c ssh-add -x
-	[ "$status" -eq 0 ] && [[ $output == *"Agent locked."* ]]
+	[ "$status" -eq 0 ]
+	[[ $output == *"Agent locked."* ]]
 	run -1 c ssh-add -l
 	[ "$output" = "The agent has no identities." ]
 	run ! sign_verify "$TMP/id.pub"
 	new_key other
 	run ! c ssh-add "$TMP/other"
 	LOCK_PASS="wrong horse" run c ssh-add -X
-	[ "$status" -ne 0 ] && [[ $output == *"Failed to unlock agent"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Failed to unlock agent"* ]]
 	run -1 c ssh-add -l
 	LOCK_PASS="correct horse" run c ssh-add -X
-	[ "$status" -eq 0 ] && [[ $output == *"Agent unlocked."* ]]
+	[ "$status" -eq 0 ]
+	[[ $output == *"Agent unlocked."* ]]
 	run c ssh-add -l
-	[ "$status" -eq 0 ] && [[ $output == *"(ECDSA)" ]]
+	[ "$status" -eq 0 ]
+	[[ $output == *"(ECDSA)" ]]
 	sign_verify "$TMP/id.pub"
 }
 
@@ -236,7 +248,8 @@ ssh_login() {
 	start_agent
 	new_key id
 	run c ssh-add -t 4 "$TMP/id"
-	[ "$status" -eq 0 ] && [[ $output == *"Lifetime set to 4 seconds"* ]]
+	[ "$status" -eq 0 ]
+	[[ $output == *"Lifetime set to 4 seconds"* ]]
 	t0=$(date +%s)
 	run c ssh-add -l
 	[ "$status" -eq 0 ]
@@ -295,7 +308,8 @@ ssh_login() {
 	d=$("$SCAN" scalar "$TMP/id")
 	# Controls: the scanner finds the scalar in the key file (base64).
 	run "$SCAN" key "$d" "$TMP/id"
-	[ "$status" -eq 1 ] && [[ $output == *"found base64"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == *"found base64"* ]]
 	# The clients talk through a recorder: connection N's bytes in traffic.N.
 	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
 	PIDS+=($!)
@@ -308,7 +322,8 @@ ssh_login() {
 	c ssh-add -L > /dev/null
 	# Control: the add's own traffic carries the scalar (it crosses once).
 	run "$SCAN" key "$d" "$TMP/traffic.0"
-	[ "$status" -eq 1 ] && [[ $output == *"found mpint"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == *"found mpint"* ]]
 	ls "$TMP"/traffic.3
 	stop_agent
 	[ "$(stat -c %s "$TMP/shared.dump")" -gt 4096 ]
@@ -359,7 +374,8 @@ ssh_login() {
 	sign_verify "$TMP/id.pub"
 	# Control: the held key is found in guest RAM.
 	run "$SCAN" key-proc "$d" "$AGENT_PID"
-	[ "$status" -eq 1 ] && [[ $output == *"found big-endian in /memfd:cloak-guest"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == *"found big-endian in /memfd:cloak-guest"* ]]
 	c ssh-add -q -D
 	run "$SCAN" key-proc "$d" "$AGENT_PID"
 	[ "$status" -eq 0 ] || { echo "after -D: $output"; return 1; }
@@ -396,7 +412,8 @@ ssh_login() {
 	sign_verify "$TMP/gen.pub"
 	cp "$TMP/gen.pub" "$TMP/authorized_keys"
 	run ssh_login "$TMP/gen.pub"
-	[ "$status" -eq 0 ] && [ "$output" = "logged in as root" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "logged in as root" ]
 	h=$(timeout 60 "$CLIENT" "$SSH_AUTH_SOCK" keyhash "$TMP/gen.pub")
 	[[ $h =~ ^[0-9a-f]{64}$ ]]
 	stop_agent
@@ -440,7 +457,8 @@ ssh_login() {
 	need_kvm
 	start_agent -- --message-timeout=2 --idle=3
 	run timeout 60 "$CLIENT" "$SOCK" stall
-	[ "$status" -eq 0 ] && [[ $output =~ ^hung\ up\ after\ [1-5]\.[0-9]\ s$ ]]
+	[ "$status" -eq 0 ]
+	[[ $output =~ ^hung\ up\ after\ [1-5]\.[0-9]\ s$ ]]
 	# An idle client holds the agent until --idle passes; ssh-add waits.
 	python3 -c '
 import socket, sys, time
@@ -460,7 +478,8 @@ t0 = time.time(); sys.exit(0 if s.recv(1) == b"" and time.time() - t0 < 20 else 
 	[ "$status" -eq 1 ]
 	[[ $output == *"run with --channel agent=listen:SOCKET"* ]]
 	run_cloak "$AGENT_ELF" -- --idle=0
-	[ "$status" -eq 2 ] && [[ $output == *"--idle must be 1..86400 seconds"* ]]
+	[ "$status" -eq 2 ]
+	[[ $output == *"--idle must be 1..86400 seconds"* ]]
 }
 
 # agent_pfns, kcore_dump PFNS OUT [GO]: keyscan.py's physical-memory steps

@@ -115,7 +115,8 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"CLOAK_KVM_KIND=hardware but $T/none says emulating"* ]]
 	CLOAK_CPUINFO=$T/none CLOAK_KVM_KIND=emulating run kvm_kind
-	[ "$status" -eq 0 ] && [ "$output" = emulating ]
+	[ "$status" -eq 0 ]
+	[ "$output" = emulating ]
 }
 
 @test "check-svm without QEMU: SKIP with the reason, or FAILED under CLOAK_REQUIRE_KVM=1" {

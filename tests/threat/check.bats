@@ -43,7 +43,9 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 	j() { printf '%s' "$output" | jq -r "$1"; }
 	[ "$(j '.default.status')" = "$st" ] || { echo "status $st: $output"; return 1; }
 	if [ "$(auto_backend)" = none ]; then
-		[ "$(j '.default.backend')" = null ] && [ "$(j '.default.runs')" = false ] && [ "$st" = 1 ]
+		[ "$(j '.default.backend')" = null ]
+		[ "$(j '.default.runs')" = false ]
+		[ "$st" = 1 ]
 		return
 	fi
 	[ "$(j '.default.backend')" = "$(auto_backend)" ]

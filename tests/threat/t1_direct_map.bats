@@ -26,7 +26,8 @@ maps_line() { grep -E "$1" "/proc/$MON_PID/maps" | head -1; }
 	start_guest -- --memory=shared "$GUESTS/threat_secret.elf" "$TOKEN" 30
 	secret=$(maps_line secretmem) memfd=$(maps_line 'memfd:cloak-guest')
 	stop_guest
-	[ -z "$secret" ] && [ -n "$memfd" ]
+	[ -z "$secret" ]
+	[ -n "$memfd" ]
 }
 
 splits() { awk '/^direct_map_level[23]_splits/ {s += $2} END {print s + 0}' /proc/vmstat; }

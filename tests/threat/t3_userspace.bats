@@ -112,5 +112,6 @@ NOCAPS=(setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all)
 	stop_guest
 	[ "$MAPS_STATUS" -ne 0 ] || { echo "maps readable: $MAPS_OUT"; return 1; }
 	[[ "$MAPS_OUT" == *"Permission denied"* ]]
-	[ "$CTL_STATUS" -eq 0 ] && [[ "$CTL_OUT" == *"sleep"* ]]
+	[ "$CTL_STATUS" -eq 0 ]
+	[[ "$CTL_OUT" == *"sleep"* ]]
 }
