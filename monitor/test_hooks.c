@@ -178,8 +178,13 @@ static void raise_fault(void)
 	*p = 1;
 }
 
-void test_hooks_first_exit(struct vm *vm)
+void test_hooks_on_exit(struct vm *vm)
 {
+	if (hook && !strcmp(hook, "fault-given-up")) {
+		if (gm_gave_up(vm->gm))
+			raise_fault();
+		return;
+	}
 	if (done++ || !hook)
 		return;
 	if (!strcmp(hook, "sandbox-probe"))
@@ -187,6 +192,9 @@ void test_hooks_first_exit(struct vm *vm)
 	else if (!strcmp(hook, "fault")) {
 		start_witness(vm);
 		raise_fault();
+	} else if (!strcmp(hook, "abort")) {
+		start_witness(vm);
+		abort();
 	}
 }
 

@@ -10,6 +10,10 @@
  *                   sandbox forbids and print what each got;
  *   fault           at the guest's first exit, fault (a real SIGSEGV) to
  *                   exercise the monitor's own crash path;
+ *   abort           at the guest's first exit, abort() (the monitor's own
+ *                   SIGABRT, as a failed check in the C library raises);
+ *   fault-given-up  fault at the first exit after the monitor gave guest
+ *                   memory up (mem/guestmem.c);
  *   signal-before-poll  a SIGTERM delivered between the guest's POLL exit
  *                   and the monitor's sleep: the race a stop request must
  *                   not lose;
@@ -34,14 +38,14 @@ struct vm;
 
 #ifdef CLOAK_TEST_HOOKS
 void test_hooks_init(void);
-void test_hooks_first_exit(struct vm *vm);
+void test_hooks_on_exit(struct vm *vm);
 void test_hooks_before_poll(void);
 bool test_hooks_give_up_anyway(void);
 #else
 static inline void test_hooks_init(void)
 {
 }
-static inline void test_hooks_first_exit(struct vm *vm)
+static inline void test_hooks_on_exit(struct vm *vm)
 {
 	(void)vm;
 }

@@ -132,7 +132,7 @@ int vm_run(struct vm *vm)
 			vm_fail(vm, st, "%s", msg);
 			break;
 		}
-		test_hooks_first_exit(vm);
+		test_hooks_on_exit(vm);
 		if (on_exit_reason(vm) != 0)
 			break;
 	}

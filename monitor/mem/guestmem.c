@@ -183,8 +183,9 @@ void gm_protect(struct guestmem *gm)
 	gm->mb.given_up = true;
 	gm->mb.protections |= CLOAK_PROT_NO_VMM_MAP;
 	/* The fault handler could now touch unmapped pages: it wipes nothing
-	 * (the vCPU wipe at exit covers private pages, gm_destroy the rest). */
-	signals_set_emergency_wipe(NULL, 0);
+	 * (the vCPU wipe at an orderly exit covers private pages, gm_destroy
+	 * the rest; after a fault of the monitor no wipe runs). */
+	signals_memory_given_up();
 }
 
 bool gm_gave_up(const struct guestmem *gm)

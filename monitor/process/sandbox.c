@@ -42,7 +42,7 @@ static const struct allow monitor_allow[] = {
 	{ SCMP_SYS(madvise), "free: trimming the heap" },
 	{ SCMP_SYS(mincore), "mem/wipe.c: resident pages where pagemap cannot tell" },
 	{ SCMP_SYS(exit_group), "the monitor's exit" },
-	{ SCMP_SYS(getpid), "abort() and sanitizer reports" },
+	{ SCMP_SYS(getpid), "abort(), sanitizer reports; process/signals.c: whose SIGABRT" },
 	{ SCMP_SYS(gettid), "abort() and sanitizer reports" },
 	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
 };

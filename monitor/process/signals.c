@@ -19,6 +19,7 @@ static sigset_t requests;  /* the stop requests */
 static sigset_t wait_mask; /* the mask to sleep with: requests unblocked */
 static void *volatile wipe_base;
 static volatile uint64_t wipe_len;
+static volatile sig_atomic_t memory_given_up;
 
 /* Signals whose default action ends the process and that arrive from
  * outside (kill, timers, the terminal, resource limits): each is a
@@ -27,8 +28,10 @@ static const int request_signals[] = {
 	SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGTRAP,
 	SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT, SIGXCPU, SIGSYS,
 };
-/* Raised by the CPU for the monitor's own faults (or sent by kill). */
-static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE };
+/* Raised by the CPU for the monitor's own faults, or SIGABRT from the
+ * monitor's own abort() (a failed check in the C library); sent by kill,
+ * each is a stop request like the others. */
+static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 
 static void on_request(int sig, siginfo_t *si, void *uc)
 {
@@ -44,20 +47,33 @@ static void on_request(int sig, siginfo_t *si, void *uc)
 		r->immediate_exit = 1;
 }
 
+/* Sent by another process (kill, sigqueue), not raised by this one: the
+ * CPU's faults have si_code > 0, abort() sends with tgkill from our pid. */
+static bool from_outside(const siginfo_t *si)
+{
+	return si->si_code <= 0 && si->si_pid != getpid();
+}
+
 /* Async-signal-safe: a fixed message, the wipe, _exit. */
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
-	if (si->si_code <= 0) { /* sent with kill(): a request like the others */
+	if (from_outside(si)) {
 		on_request(sig, si, uc);
 		return;
 	}
-	static const char msg[] = "cloak: internal error: the monitor faulted; guest memory "
-				  "wiped, exiting\n";
+	static const char wiped[] = "cloak: internal error: the monitor faulted; guest memory "
+				    "wiped, exiting\n";
+	/* Memory given up (mem/guestmem.c) is not the monitor's to wipe: the
+	 * kernel frees it when the VM closes, as it does after SIGKILL. */
+	static const char given_up[] = "cloak: internal error: the monitor faulted; it no longer "
+				       "maps private guest memory, which the kernel frees at exit "
+				       "unwiped; exiting\n";
 	void *b = wipe_base;
 	uint64_t n = wipe_len;
 	if (b && n)
 		explicit_bzero(b, n);
-	ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+	ssize_t w = memory_given_up ? write(STDERR_FILENO, given_up, sizeof given_up - 1)
+				    : write(STDERR_FILENO, wiped, sizeof wiped - 1);
 	(void)w;
 	_exit(CLOAK_EXIT_INTERNAL);
 }
@@ -161,4 +177,11 @@ void signals_set_emergency_wipe(void *base, uint64_t len)
 	wipe_len = 0;
 	wipe_base = base;
 	wipe_len = base ? len : 0;
+}
+
+void signals_memory_given_up(void)
+{
+	wipe_len = 0;
+	wipe_base = NULL;
+	memory_given_up = 1;
 }

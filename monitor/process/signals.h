@@ -12,8 +12,9 @@
  * one that comes during it ends it; none can be consumed in between and
  * leave the sleep to run its length. SIGXFSZ is ignored, so a write past the file size limit fails
  * with EFBIG instead of killing the monitor. A fault in the monitor itself
- * (SIGSEGV, SIGBUS, SIGILL, SIGFPE raised by the CPU) wipes what guest
- * memory it can reach and exits with CLOAK_EXIT_INTERNAL.
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE raised by the CPU, or SIGABRT from its
+ * own abort()) wipes what guest memory it maps and exits with
+ * CLOAK_EXIT_INTERNAL; sent by another process, each is a stop request.
  */
 #ifndef CLOAK_PROCESS_SIGNALS_H
 #define CLOAK_PROCESS_SIGNALS_H
@@ -48,5 +49,8 @@ int signals_stop_signal(void);
 /* What to wipe if the monitor itself faults: [base, base+len), mapped and
  * writable, or len 0 for nothing. Only mem/ calls this. */
 void signals_set_emergency_wipe(void *base, uint64_t len);
+/* The monitor gave private guest memory up: a fault wipes nothing and
+ * says that the kernel frees that memory unwiped. Only mem/ calls this. */
+void signals_memory_given_up(void);
 
 #endif

@@ -59,7 +59,7 @@ teardown() {
 # request, answered with the wipe and 240.
 @test "every signal that would end the monitor is handled: wipe, one line, 240" {
 	need_kvm
-	for sig in HUP INT QUIT USR1 USR2 ALRM TERM PROF VTALRM XCPU IO PWR RTMIN RTMAX-1; do
+	for sig in HUP INT QUIT USR1 USR2 ALRM TERM PROF VTALRM XCPU IO PWR ABRT SEGV BUS TRAP SYS RTMIN RTMAX-1; do
 		"$CLOAK" -v --timeout=30 "$TRAP" spin 2>"$TMP/err" &
 		PID=$!
 		for _ in $(seq 50); do grep -q 'guest .*: entry' "$TMP/err" && break; sleep 0.05; done

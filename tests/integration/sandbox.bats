@@ -48,3 +48,12 @@ ioctl-memslot ioctl-guest-debug mremap"
 	[[ "$output" == *"cloak: internal error: the monitor faulted; guest memory wiped, exiting"* ]]
 	[[ "$output" == *"witness: 0 pages hold data after the monitor ended"* ]] || { echo "$output"; return 1; }
 }
+
+@test "the monitor's own abort(): one line, guest memory wiped, exit 248" {
+	need_kvm
+	run timeout 60 env CLOAK_TEST_HOOK=abort "$HOOKS" --no-sandbox --memory=shared "$HELLO"
+	[ "$status" -eq 248 ] || { echo "$status: $output"; return 1; }
+	[ "$(grep -c '^cloak: ' <<<"$output")" -eq 1 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"cloak: internal error: the monitor faulted; guest memory wiped, exiting"* ]]
+	[[ "$output" == *"witness: 0 pages hold data after the monitor ended"* ]] || { echo "$output"; return 1; }
+}

@@ -190,3 +190,15 @@ gmem_lines() {
 	expect_line "kcore: read "
 	expect_line "needle not found"
 }
+
+@test "a fault of the monitor after it gave memory up: 248, one line that does not claim a wipe" {
+	need_kvm; need_protected_default
+	gives_up || skip "the monitor keeps its mapping of guest memory here (first tests)"
+	new_token
+	run timeout 60 env CLOAK_TEST_HOOK=fault-given-up "$HOOKS" --memory="$DEFAULT" \
+		"$GUESTS/threat_secret.elf" "$TOKEN" 0
+	[ "$status" -eq 248 ] || { echo "$status: $output"; return 1; }
+	[ "$(grep -c '^cloak: ' <<<"$output")" -eq 1 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"cloak: internal error: the monitor faulted; it no longer maps private guest memory, which the kernel frees at exit unwiped"* ]] ||
+		{ echo "$output"; return 1; }
+}
