@@ -31,11 +31,6 @@ static const struct hc_def hc_table[CLOAK_HC_MAX] = {
 #undef HC_ENTRY_
 };
 
-const char *hc_name(unsigned nr)
-{
-	return nr < CLOAK_HC_MAX ? hc_table[nr].name : NULL;
-}
-
 int hc_dispatch(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
 {
 	if (port < CLOAK_HC_PORT_BASE || port >= CLOAK_HC_PORT_BASE + CLOAK_HC_MAX)

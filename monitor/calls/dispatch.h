@@ -29,7 +29,4 @@ CLOAK_HC_CALLS(HC_DECLARE_)
  * Returns 0 to resume the guest, -1 if the VM has stopped. */
 int hc_dispatch(struct vm *vm, uint16_t port, unsigned size, uint32_t value);
 
-/* The call's name, or NULL if this monitor does not offer `nr`. */
-const char *hc_name(unsigned nr);
-
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* KVM probe for `cloak check`; see hostcheck_kvm.h. */
+/* KVM probe for `cloak check`; see probe_kvm.h. */
 #include "probe_kvm.h"
 
 #include <errno.h>

@@ -67,19 +67,6 @@ struct kvm_create_guest_memfd {
 /* Proposed upstream, not merged as of 2026-09: probe before use. */
 #define CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP (1ull << 2)
 
-#ifndef KVM_SET_MEMORY_ATTRIBUTES
-struct kvm_memory_attributes {
-	uint64_t address;
-	uint64_t size;
-	uint64_t attributes;
-	uint64_t flags;
-};
-#define KVM_SET_MEMORY_ATTRIBUTES _IOW(KVMIO, 0xd2, struct kvm_memory_attributes)
-#endif
-#ifndef KVM_MEMORY_ATTRIBUTE_PRIVATE
-#define KVM_MEMORY_ATTRIBUTE_PRIVATE (1ull << 3)
-#endif
-
 #ifndef KVM_EXIT_MEMORY_FAULT
 #define KVM_EXIT_MEMORY_FAULT 39
 #endif

@@ -18,8 +18,6 @@
 
 #include "fail.h"
 
-#define BROKER_PATHS_MAX 16
-
 struct broker_path {
 	struct sockaddr_un addr;
 	bool listen;        /* a socket the monitor bound: remove at the end */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# Threat 2 (seed: host-kernel-induced access to guest data, e.g.
+# Threat 2 (the proposal: host-kernel-induced access to guest data, e.g.
 # write(fd, &guest_data_ptr, len)): while a guest holds a secret in private
 # memory, another root process makes the kernel touch the monitor's guest
 # RAM through process_vm_readv, /proc/PID/mem, vmsplice and O_DIRECT: the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# Threat 3 (seed: host userspace access to guest data, "compromised qemu"):
+# Threat 3 (the proposal: host userspace access to guest data, "compromised qemu"):
 # the monitor only touches pages the guest shared, so asking it to read or
 # write private pages gets nothing out; and other processes of the same
 # user cannot attach to it (PR_SET_DUMPABLE 0). What a compromised monitor

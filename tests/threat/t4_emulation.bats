@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# Threat 4 (seed: guest privilege escalation via compromised device
+# Threat 4 (the proposal: guest privilege escalation via compromised device
 # emulation): range tricks against the checked-access module. Bad buffers,
 # wrapped lengths, buffers straddling the end of memory or a shared and a
 # private page, and unshare-then-access are in tests/integration/hostile.bats;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Unit tests of the ELF loader (monitor/elf_load.c) against real guest
- * memory (the anonymous backend of monitor/guestmem.c).
+ * Unit tests of the ELF loader (monitor/image/elf_load.c) against real
+ * guest memory (the anonymous backend of monitor/mem/guestmem.c).
  *
  * Valid images come from tests/unit/elf_builder.c. Each malformed case
  * mutates one and asserts that elf_load() refuses it with the specific
