@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "cloak/abi.h"
@@ -100,6 +101,16 @@ static void summarize(const struct host_facts *h, const struct backend_report *r
 		snprintf(s->runs_why, sizeof s->runs_why, "RLIMIT_MEMLOCK (%llu KiB) is below the "
 			 "%llu MiB a default guest locks: raise it (docs/running.md) or use a smaller "
 			 "--mem", (unsigned long long)(mi.hard >> 10),
+			 (unsigned long long)(DEFAULT_RUN_MEM >> 20));
+	}
+	/* Guest memory of every backend is a file (mem/backend.c). */
+	struct rlimit fsize;
+	if (s->runs && getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	    fsize.rlim_cur < DEFAULT_RUN_MEM) {
+		s->runs = false;
+		snprintf(s->runs_why, sizeof s->runs_why, "the file size limit (ulimit -f, systemd "
+			 "LimitFSIZE: %llu KiB) is below the %llu MiB of a default guest's memory: "
+			 "raise it or use a smaller --mem", (unsigned long long)(fsize.rlim_cur >> 10),
 			 (unsigned long long)(DEFAULT_RUN_MEM >> 20));
 	}
 	for (int i = 0; s->rep->available && i < ROW_COUNT; i++) {

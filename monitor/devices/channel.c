@@ -76,16 +76,19 @@ int channel_parse(const char *spec, struct channel *c, struct fail *f)
 	return 0;
 }
 
-/* Is someone listening on this socket path now? */
-static bool someone_listens(const struct sockaddr_un *addr)
+/* Whether nobody listens on this existing socket path: 0 when the socket
+ * is stale (connect refused), else the errno that says it is in use
+ * (EADDRINUSE: someone accepts; EAGAIN is a listener with a full backlog)
+ * or that we cannot tell (EACCES: not ours to connect to). */
+static int listener_check(const struct sockaddr_un *addr)
 {
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		return false;
+		return errno;
 	int r = connect(s, (const struct sockaddr *)addr, sizeof *addr);
-	bool busy = r == 0 || errno == EAGAIN; /* EAGAIN: a listener with a full backlog */
+	int e = r == 0 || errno == EAGAIN ? EADDRINUSE : errno == ECONNREFUSED ? 0 : errno;
 	close(s);
-	return busy;
+	return e;
 }
 
 int channel_listen(struct channel *c, struct fail *f)
@@ -96,9 +99,14 @@ int channel_listen(struct channel *c, struct fail *f)
 		if (!S_ISSOCK(st.st_mode))
 			return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: %s exists and is not "
 					"a socket: remove it or choose another path", c->name, p);
-		if (someone_listens(&c->addr))
+		int e = listener_check(&c->addr);
+		if (e == EADDRINUSE)
 			return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: another process is "
 					"listening on %s: choose another path", c->name, p);
+		if (e)
+			return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: cannot tell whether "
+					"another process listens on %s (%s): remove it or choose "
+					"another path", c->name, p, strerror(e));
 		unlink(p); /* a stale socket: nobody listens on it any more */
 	}
 	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

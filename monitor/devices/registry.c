@@ -3,6 +3,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <linux/limits.h> /* PATH_MAX; "limits.h" is the monitor's own */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,22 @@
 #include <unistd.h>
 
 #include "cli/options.h"
+
+/* Whether two socket paths name one file: the same text, or the same
+ * name in one directory however each spells it (d/./s, d//s, a link). */
+static bool same_socket(const char *a, const char *b)
+{
+	if (!strcmp(a, b))
+		return true;
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+	const char *na = sa ? sa + 1 : a, *nb = sb ? sb + 1 : b;
+	if (strcmp(na, nb))
+		return false;
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+	snprintf(da, sizeof da, "%.*s", sa ? (int)(sa - a) + 1 : 1, sa ? a : ".");
+	snprintf(db, sizeof db, "%.*s", sb ? (int)(sb - b) + 1 : 1, sb ? b : ".");
+	return realpath(da, ra) && realpath(db, rb) && !strcmp(ra, rb);
+}
 
 static int parse_all(struct devices *d, const struct options *o, struct fail *f)
 {
@@ -32,7 +49,7 @@ static int parse_all(struct devices *d, const struct options *o, struct fail *f)
 			if (!strcmp(d->chan[j].name, c->name))
 				return fail_set(f, CLOAK_EXIT_USAGE, "--channel: two channels are "
 						"named '%s'", c->name);
-			if (!strcmp(d->chan[j].addr.sun_path, c->addr.sun_path))
+			if (same_socket(d->chan[j].addr.sun_path, c->addr.sun_path))
 				return fail_set(f, CLOAK_EXIT_USAGE, "--channel: '%s' and '%s' use "
 						"the same socket %s", d->chan[j].name, c->name,
 						c->addr.sun_path);

@@ -251,11 +251,41 @@ while True:
 assert b == b"x"' "$TMP/c.sock" "$CLOAK" "$ECHO"
 }
 
+@test "a socket path the monitor cannot connect to is refused (247), not unlinked as stale" {
+	need_kvm; need_root; need_cmd setpriv util-linux
+	# Someone else's socket (nobody's, 0600), nobody listening on it: the
+	# monitor, root without CAP_DAC_OVERRIDE, cannot tell whether it is
+	# stale, so it must leave it alone.
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$TMP/s.sock"
+	chown 65534:65534 "$TMP/s.sock"
+	chmod 600 "$TMP/s.sock"
+	local nodac=(setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search)
+	run timeout 60 "${nodac[@]}" "$CLOAK" --channel c=listen:"$TMP/s.sock" "$ECHO" open c
+	[ "$status" -eq 247 ] || { echo "$status: $output"; return 1; }
+	[ "$output" = "cloak: --channel c: cannot tell whether another process listens on $TMP/s.sock (Permission denied): remove it or choose another path" ] ||
+		{ echo "$output"; return 1; }
+	[ "$(stat -c %u "$TMP/s.sock")" = 65534 ] || { echo "the socket was replaced"; return 1; }
+	# Control: the same stale socket, ours to connect to, is taken over
+	# (and removed at exit).
+	run timeout 60 "$CLOAK" --channel c=listen:"$TMP/s.sock" "$ECHO" open c
+	[ "$status" -eq 0 ] || { echo "$status: $output"; return 1; }
+	for _ in $(seq 40); do [ -e "$TMP/s.sock" ] || break; sleep 0.05; done
+	[ ! -e "$TMP/s.sock" ] || { echo "the stale socket was not taken over"; return 1; }
+}
+
 @test "two channels on one socket path are a usage error (251)" {
 	run_cloak --channel a=listen:"$TMP/c.sock" --channel b=listen:"$TMP/c.sock" "$ECHO" open a
 	[ "$status" -eq 251 ]
 	[ "$output" = "cloak: --channel: 'a' and 'b' use the same socket $TMP/c.sock" ]
 	[ ! -e "$TMP/c.sock" ]
+	# However the path is spelled.
+	mkdir "$TMP/d"
+	ln -s d "$TMP/l"
+	for other in "$TMP/d/./c.sock" "$TMP//d/c.sock" "$TMP/l/c.sock"; do
+		run_cloak --channel a=listen:"$TMP/d/c.sock" --channel b=listen:"$other" "$ECHO" open a
+		[ "$status" -eq 251 ] || { echo "$other: $status: $output"; return 1; }
+	done
+	[ ! -e "$TMP/d/c.sock" ]
 }
 
 @test "a listening socket is owner-only unless mode= says otherwise, and is removed at exit" {

@@ -162,3 +162,14 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
 	expect_line "a default run (--mem=64M) can NOT start here: RLIMIT_MEMLOCK (8192 KiB) is below the 64 MiB"
 }
+
+@test "cloak check says a default run cannot start when the file size limit is below its memory (exit 1)" {
+	need_kvm
+	[ "$(auto_backend)" != none ] || skip "no protected backend runs here (the default cannot start anyway)"
+	# 32 MiB fits the probes' 4 MiB, not a 64 MiB guest (a run exits 249).
+	run bash -c "ulimit -f 32768; exec '$CLOAK' check"
+	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	expect_line "a default run (--mem=64M) can NOT start here: the file size limit (ulimit -f, systemd LimitFSIZE: 32768 KiB) is below the 64 MiB"
+	run bash -c "ulimit -f 32768; exec timeout 60 '$CLOAK' '$HELLO'"
+	[ "$status" -eq 249 ] || { echo "a run under that limit: status $status: $output"; return 1; }
+}
