@@ -42,11 +42,15 @@ static int sse_opcode(uint8_t op)
 	       op >= 0xd0 || op == 0x38 || op == 0x3a;
 }
 
-void run_emulation_diagnosis(const uint8_t *b, size_t n, char *msg, size_t len)
+void run_emulation_diagnosis(const uint8_t *b, size_t n, enum gm_status unread, char *msg,
+			     size_t len)
 {
 	if (n == 0) {
-		snprintf(msg, len, "KVM could not emulate the instruction there (its bytes "
-			 "are in a page the guest has not shared)");
+		snprintf(msg, len, "KVM could not emulate the instruction there (%s)",
+			 unread == GM_EFAULT ? "the guest executes outside its RAM: from MMIO "
+					       "or an address no memory backs"
+			 : unread == GM_EACCES ? "its bytes are in a page the guest has not shared"
+					       : "its bytes could not be read");
 		return;
 	}
 	char hex[3 * 8 + 1] = "";

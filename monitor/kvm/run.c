@@ -37,6 +37,7 @@ static int on_emulation_failure(struct vm *vm)
 	const struct kvm_run *run = vm->run;
 	uint8_t bytes[15];
 	uint64_t n = 0;
+	enum gm_status unread = GM_OK;
 	/* KVM hands over the bytes it tried to decode where it can
 	 * (KVM_CAP_EXIT_ON_EMULATION_FAILURE): no need to read guest memory.
 	 * Otherwise they are read like any other guest access (identity
@@ -51,12 +52,12 @@ static int on_emulation_failure(struct vm *vm)
 		n = CLOAK_PAGE_SIZE - rip % CLOAK_PAGE_SIZE;
 		if (n > sizeof bytes)
 			n = sizeof bytes;
-		if (gm_check(vm->gm, gpa(rip), n) != GM_OK ||
-		    gm_copy_from(vm->gm, bytes, gpa(rip), n) != GM_OK)
+		unread = gm_copy_from(vm->gm, bytes, gpa(rip), n);
+		if (unread != GM_OK)
 			n = 0;
 	}
 	char why[200];
-	run_emulation_diagnosis(bytes, n, why, sizeof why);
+	run_emulation_diagnosis(bytes, n, unread, why, sizeof why);
 	return vm_fail(vm, CLOAK_EXIT_CRASH, "KVM internal error (emulation) at rip 0x%llx: %s",
 		       (unsigned long long)rip, why);
 }

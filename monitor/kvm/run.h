@@ -21,8 +21,11 @@ int vm_run(struct vm *vm);
 int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len);
 
 /* What KVM's failure to emulate an instruction means: `bytes` are up to n
- * bytes at the guest's rip (n 0 when they could not be read). Fills a
- * clause naming the instruction where it is known. Pure. */
-void run_emulation_diagnosis(const uint8_t *bytes, size_t n, char *msg, size_t len);
+ * bytes at the guest's rip; n is 0 when they could not be read, and
+ * `unread` says why (GM_EFAULT: rip is outside guest RAM; GM_EACCES: in a
+ * page the guest has not shared). Fills a clause naming the instruction
+ * where it is known. Pure. */
+void run_emulation_diagnosis(const uint8_t *bytes, size_t n, enum gm_status unread, char *msg,
+			     size_t len);
 
 #endif

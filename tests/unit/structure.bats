@@ -99,6 +99,24 @@ only() {
 	[ "$help" = "$table" ] || { echo "--help: $help"; return 1; }
 	[ "$man" = "$table" ] || { echo "cloak.1: $man"; return 1; }
 	[ "$readme" = "$table" ] || { echo "README: $readme"; return 1; }
+	# And each says the same of every status, the guest's 0-239 included
+	# (--help prints the table itself; markup and line breaks aside).
+	"$ROOT/${O:-build}/cloak" --help >"$BATS_TEST_TMPDIR/help"
+	run python3 - "$BATS_TEST_TMPDIR/help" "$ROOT/man/cloak.1" "$ROOT/README.md" <<'PY'
+import re, sys
+norm = lambda t: " ".join(t.replace("\\-", "-").replace("`", "").replace("\u2013", "-").split())
+help_ = open(sys.argv[1]).read().split("Exit status:", 1)[1]
+want = {m.group(1): norm(m.group(2)) for m in re.finditer(r"^ +([0-9-]+) +(.*)$", help_, re.M)}
+man = open(sys.argv[2]).read().split(".SH EXIT STATUS", 1)[1].split(".PP", 1)[0]
+got_man = {norm(m.group(1)): norm(m.group(2)) for m in re.finditer(r"^\.B (.*)\n((?:(?!\.TP)[^\n]*\n?)*)", man, re.M)}
+readme = open(sys.argv[3]).read().split("### Exit status", 1)[1].split("\n#", 1)[0]
+got_readme = {norm(m.group(1)): norm(m.group(2)) for m in re.finditer(r"^\| ([0-9\u2013-]+) \| (.*) \|$", readme, re.M)}
+bad = [("cloak.1", k, v, got_man.get(k)) for k, v in want.items() if got_man.get(k) != v]
+bad += [("README", k, v, got_readme.get(k)) for k, v in want.items() if got_readme.get(k) != v]
+for b in bad: print("%s, status %s: says %r, --help says %r" % (b[0], b[1], b[3], b[2]))
+sys.exit(1 if bad or len(want) < 11 else 0)
+PY
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
 @test "every source file carries a licence line; a LICENSE file exists" {

@@ -125,21 +125,23 @@ static void test_emulation_diagnosis(void **state)
 	static const struct {
 		uint8_t b[4];
 		size_t n;
+		enum gm_status unread;
 		const char *want, *not;
 	} cases[] = {
-		{ { 0x0f, 0x59, 0xc1 }, 3, "SSE instruction (bytes 0f 59 c1)", NULL }, /* mulps */
-		{ { 0x66, 0x0f, 0xfe, 0xc1 }, 4, "SSE", NULL },    /* paddd */
-		{ { 0xcc }, 1, "int3", "SSE" },
-		{ { 0xcd, 0x80 }, 2, "int n", "SSE" },
-		{ { 0x0f, 0x34 }, 2, "sysenter", "SSE" },
-		{ { 0x0f, 0x05 }, 2, "syscall", "SSE" },
-		{ { 0xc5, 0xf8, 0x77 }, 3, "AVX", NULL },          /* vzeroupper */
-		{ { 0x90 }, 1, "bytes 90", "SSE" },
-		{ { 0 }, 0, "not shared", "SSE" },
+		{ { 0x0f, 0x59, 0xc1 }, 3, GM_OK, "SSE instruction (bytes 0f 59 c1)", NULL }, /* mulps */
+		{ { 0x66, 0x0f, 0xfe, 0xc1 }, 4, GM_OK, "SSE", NULL },    /* paddd */
+		{ { 0xcc }, 1, GM_OK, "int3", "SSE" },
+		{ { 0xcd, 0x80 }, 2, GM_OK, "int n", "SSE" },
+		{ { 0x0f, 0x34 }, 2, GM_OK, "sysenter", "SSE" },
+		{ { 0x0f, 0x05 }, 2, GM_OK, "syscall", "SSE" },
+		{ { 0xc5, 0xf8, 0x77 }, 3, GM_OK, "AVX", NULL },          /* vzeroupper */
+		{ { 0x90 }, 1, GM_OK, "bytes 90", "SSE" },
+		{ { 0 }, 0, GM_EACCES, "not shared", "SSE" },
+		{ { 0 }, 0, GM_EFAULT, "executes outside its RAM: from MMIO", "shared" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char msg[200];
-		run_emulation_diagnosis(cases[i].b, cases[i].n, msg, sizeof msg);
+		run_emulation_diagnosis(cases[i].b, cases[i].n, cases[i].unread, msg, sizeof msg);
 		if (!strstr(msg, cases[i].want))
 			fail_msg("case %zu: '%s' lacks '%s'", i, msg, cases[i].want);
 		if (cases[i].not && strstr(msg, cases[i].not))
