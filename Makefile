@@ -74,6 +74,10 @@ check-asan: all $(ASAN_TESTS) $(O)/san/cloak
 
 bench: all
 	bench/run-benches $(BENCHES)
+# What `make bench` runs, one a line (structure.bats: all of it is built by `all`).
+.PHONY: bench-list
+bench-list:
+	@printf '%s\n' $(BENCHES)
 
 clean:
 	rm -rf $(O) $(CLEAN_FILES)

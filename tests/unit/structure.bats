@@ -119,6 +119,15 @@ PY
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
+@test "everything make bench runs is built by make all, so make bench works in a fresh clone" {
+	run make -s -C "$ROOT" O="${O:-build}" bench-list
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "${#lines[@]}" -ge 4 ] || { echo "$output"; return 1; }
+	for b in "${lines[@]}"; do
+		[ -x "$ROOT/$b" ] || { echo "$b is not built by make all"; return 1; }
+	done
+}
+
 @test "every source file carries a licence line; a LICENSE file exists" {
 	cd "$ROOT"
 	[ -f LICENSE ]
