@@ -220,7 +220,7 @@ void probe_kvm_run(enum gm_backend backend, struct row_result *run, struct row_r
 		/* KVM ran this probe guest without the mapping; for a guest_memfd
 		 * the monitor keeps it only for the reason the backend gives. */
 		char why[200] = "";
-		if (backend == GM_BACKEND_GMEM && !gmem_can_give_up(why, sizeof why))
+		if (backend == GM_BACKEND_GMEM && !give_up_possible(why, sizeof why))
 			snprintf(hidden->how, sizeof hidden->how, "%.100s; KVM ran the probe guest "
 				 "with that mapping PROT_NONE, but the monitor keeps it: %.120s",
 				 prefix, why);

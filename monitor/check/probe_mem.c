@@ -65,7 +65,7 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 	case ROW_HIDDEN:
 	{	/* guest_memfd where KVM runs it without the monitor's mapping */
 		char why[200];
-		return backend == GM_BACKEND_GMEM && gmem_can_give_up(why, sizeof why);
+		return backend == GM_BACKEND_GMEM && give_up_possible(why, sizeof why);
 	}
 	case ROW_IMAGE_MAP:
 		/* No backend takes pages out of it: a page freed from the kernel

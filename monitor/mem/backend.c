@@ -147,7 +147,7 @@ static int map_guest_memfd(struct membacking *mb, int vm_fd, struct fail *f)
 	mb->is_guest_memfd = true;
 	mb->guest_memfd_flags = plan.flags;
 	char why[200] = "";
-	mb->can_give_up = gmem_can_give_up(why, sizeof why);
+	mb->can_give_up = give_up_possible(why, sizeof why);
 	mb->protections = CLOAK_PROT_CHECKED_ACCESS |
 			  (plan.no_direct_map ? CLOAK_PROT_NO_DIRECT_MAP : 0);
 	snprintf(mb->describe, sizeof mb->describe,

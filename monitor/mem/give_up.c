@@ -7,7 +7,7 @@
 #include "test_hooks.h"
 #include "x86/cpu.h"
 
-bool gmem_can_give_up(char *why, size_t len)
+bool give_up_possible(char *why, size_t len)
 {
 	/* A KVM that emulates guest code reads every instruction through the
 	 * monitor's mapping; one that runs it natively (VMX/SVM) faults guest

@@ -12,6 +12,6 @@
 
 /* true where KVM needs no mapping of guest memory to run the guest nor to
  * step over the instructions it intercepts; false with the reason in why. */
-bool gmem_can_give_up(char *why, size_t len);
+bool give_up_possible(char *why, size_t len);
 
 #endif
