@@ -189,6 +189,40 @@ dump_worker() {
 	return 1
 }
 
+# dump_master [ENV=VALUE...]: nginx started from DIR/cores with core
+# dumps allowed, handshakes, then SIGABRT to the master (its workers are
+# killed); prints the core's path.
+dump_master() {
+	(cd "$NG/cores" && ulimit -c unlimited && start_nginx "$@") || return 1
+	fetch "$EC_PORT" ec 4 >/dev/null
+	fetch "$RSA_PORT" rsa 4 >/dev/null
+	rm -f "$NG"/cores/core*
+	local m w
+	m=$(master_pid)
+	w=$(workers)
+	kill -ABRT "$m"
+	for _ in $(seq 100); do kill -0 "$m" 2>/dev/null || break; sleep 0.1; done
+	# shellcheck disable=SC2086 # one pid a word
+	kill -KILL $w 2>/dev/null || :
+	rm -f "$NG/nginx.pid"
+	ls "$NG"/cores/core* 2>/dev/null | head -1
+}
+
+@test "the master's core dump: key numbers without the preload, none with CLOAK_OPENSSL=all" {
+	core_pattern_writes_here || need "kernel.core_pattern '$(cat /proc/sys/kernel/core_pattern)' does not write core files in the working directory (sysctl kernel.core_pattern=core)"
+	core=$(dump_master)
+	[ -n "$core" ] || need "no core file was written (limits or core_pattern)"
+	run "$KEYSCAN" "$core" $(key_material)
+	echo "control: $output"
+	[ "$status" -eq 1 ]
+	numbers_found <<<"$output"
+	core=$(dump_master LD_PRELOAD="$PRELOAD" CLOAK_OPENSSL=all)
+	[ -n "$core" ]
+	run "$KEYSCAN" "$core" $(key_material)
+	echo "all: $output"
+	run ! numbers_found <<<"$output"
+}
+
 @test "a worker's core dump: key numbers without the preload, nothing of the keys with it (CLOAK_OPENSSL=all)" {
 	core_pattern_writes_here || need "kernel.core_pattern '$(cat /proc/sys/kernel/core_pattern)' does not write core files in the working directory (sysctl kernel.core_pattern=core)"
 	start_nginx
@@ -209,4 +243,13 @@ dump_worker() {
 	[ "$status" -eq 0 ]
 	# The master noticed the crash and started a new worker, which serves.
 	[ "$(fetch "$RSA_PORT" rsa 3 | grep -c hello)" -eq 3 ]
+	stop_nginx
+	# CLOAK_OPENSSL=all alone: no key number in the core either (only the
+	# key files' text may be, in glibc's freed stdio buffer).
+	start_nginx LD_PRELOAD="$PRELOAD" CLOAK_OPENSSL=all
+	core=$(dump_worker)
+	[ -n "$core" ]
+	run "$KEYSCAN" "$core" $(key_material)
+	echo "all: $output"
+	run ! numbers_found <<<"$output"
 }
