@@ -31,8 +31,8 @@
 #define CLOAK_NOTE_NAME "CLOAK" /* namesz 6 including NUL */
 #define CLOAK_NOTE_TYPE_ABI 0x434c4b01u
 struct cloak_note_abi {
-	uint32_t abi_version; /* CLOAK_ABI_VERSION the guest was built against */
-	uint32_t flags;       /* reserved, 0 */
+	uint32_t abi_version; /* IN (guest to monitor): CLOAK_ABI_VERSION it was built against */
+	uint32_t flags;       /* IN: reserved, 0 */
 };
 
 /* ------------------------------------------------------------------ */

@@ -370,6 +370,11 @@ static void test_status_abi(void **state)
 	assert_int_equal(gm_status_abi(GM_EINVAL), -CLOAK_EINVAL);
 	assert_int_equal(gm_status_abi(GM_EPERM), -CLOAK_EPERM);
 	assert_int_equal(gm_status_abi(GM_EIO), -CLOAK_EIO);
+	/* And of backends into what PROTECT reports. */
+	assert_int_equal(gm_backend_abi(GM_BACKEND_SECRET), CLOAK_BACKEND_SECRET);
+	assert_int_equal(gm_backend_abi(GM_BACKEND_GMEM), CLOAK_BACKEND_GMEM);
+	assert_int_equal(gm_backend_abi(GM_BACKEND_SHARED), CLOAK_BACKEND_SHARED);
+	assert_int_equal(gm_backend_abi(GM_BACKEND_ANON), CLOAK_BACKEND_SHARED);
 }
 
 int main(void)
