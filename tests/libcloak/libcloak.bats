@@ -78,3 +78,25 @@ defined_symbols() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "secret" ]
 }
+
+@test "keyscan, which the key-scanning tests rely on, finds a number in each encoding it claims, and nothing else" {
+	local ks=$BUILD/tests/libcloak/keyscan num=00c3a1f0e2d4b6978812345678deadbeef0102030405060708090a0b0c0d0e0f
+	python3 - "$TMP" "$num" <<'PY'
+import os, sys
+d, num = sys.argv[1], bytes.fromhex(sys.argv[2]).lstrip(b"\0")
+encs = {"be": num, "le": num[::-1], "hex": num.hex().encode(), "HEX": num.hex().upper().encode()}
+filler = lambda: os.urandom(50000)
+for name, e in encs.items():
+    open(os.path.join(d, name), "wb").write(filler() + e + filler())
+# Near misses: one byte off, and the number cut short.
+open(os.path.join(d, "none"), "wb").write(filler() + num[:-1] + b"\x55" + filler() + num[:-2] + filler())
+PY
+	for enc in be le hex HEX; do
+		run "$ks" "$TMP/$enc" k="$num"
+		[ "$status" -eq 1 ] || { echo "$enc: $status: $output"; return 1; }
+		[ "$(grep -c '^found ' <<<"$output")" -eq 1 ] || { echo "$enc: $output"; return 1; }
+		[[ "$output" == *"found k $enc"* ]] || { echo "$enc: $output"; return 1; }
+	done
+	run "$ks" "$TMP/none" k="$num"
+	[ "$status" -eq 0 ] || { echo "near misses: $status: $output"; return 1; }
+}
