@@ -103,9 +103,12 @@ static void summarize(const struct host_facts *h, const struct backend_report *r
 			 "--mem", (unsigned long long)(mi.hard >> 10),
 			 (unsigned long long)(DEFAULT_RUN_MEM >> 20));
 	}
-	/* Guest memory of every backend is a file (mem/backend.c). */
+	/* memfd and memfd_secret guest memory is a file sized by ftruncate,
+	 * which the file size limit bounds (mem/backend.c); KVM sizes a
+	 * guest_memfd itself. */
 	struct rlimit fsize;
-	if (s->runs && getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	if (s->runs && h->default_backend != GM_BACKEND_GMEM &&
+	    getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
 	    fsize.rlim_cur < DEFAULT_RUN_MEM) {
 		s->runs = false;
 		snprintf(s->runs_why, sizeof s->runs_why, "the file size limit (ulimit -f, systemd "
