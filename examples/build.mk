@@ -10,6 +10,12 @@ SSH_AGENT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/ssh-agent/*.c
 	$(O)/guest/examples/keyvault/compat.o $(O)/guest/examples/keyvault/entropy.o
 $(eval $(call guest_elf,$(O)/examples/ssh-agent.elf,$(SSH_AGENT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a))
 ALL_TARGETS += $(O)/examples/ssh-agent.elf
+# Installed where tools/cloak-ssh-agent looks for it ($PREFIX/lib/cloak).
+.PHONY: install-ssh-agent-guest
+install: install-ssh-agent-guest
+install-ssh-agent-guest: $(O)/examples/ssh-agent.elf
+	install -d $(DESTDIR)$(PREFIX)/lib/cloak
+	install -m 644 $(O)/examples/ssh-agent.elf $(DESTDIR)$(PREFIX)/lib/cloak/ssh-agent.elf
 # Host builds of the agent's modules (all but the guest's main.c), for
 # unit tests, the fuzz target and the host tools; plus sanitizer twins.
 SSH_AGENT_HOST_SRC := $(filter-out examples/ssh-agent/main.c,$(wildcard examples/ssh-agent/*.c))

@@ -14,9 +14,10 @@ $(O)/cloak-ssh-keygen: tools/cloak-ssh-keygen.c $(O)/host/examples/ssh-agent/age
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(O)/host/examples/ssh-agent/agent_wire.o -lcrypto
 ALL_TARGETS += $(O)/cloak-ssh-agent $(O)/cloak-ssh-keygen
 
-install: install-ssh-agent
-install-ssh-agent: $(O)/cloak-ssh-keygen $(O)/examples/ssh-agent.elf
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/cloak
+# The guest they drive is installed by examples/build.mk.
+.PHONY: install-ssh-agent-tools
+install: install-ssh-agent-tools
+install-ssh-agent-tools: $(O)/cloak-ssh-keygen
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 tools/cloak-ssh-agent $(DESTDIR)$(PREFIX)/bin/cloak-ssh-agent
 	install -m 755 $(O)/cloak-ssh-keygen $(DESTDIR)$(PREFIX)/bin/cloak-ssh-keygen
-	install -m 644 $(O)/examples/ssh-agent.elf $(DESTDIR)$(PREFIX)/lib/cloak/ssh-agent.elf
