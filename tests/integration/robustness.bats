@@ -121,10 +121,11 @@ teardown() {
 	bash -c "exec '$CLOAK' --memory=shared --timeout=30 '$TRAP' spin <&- >&- 2>&-" &
 	PID=$!
 	local fds=""
-	# Until the monitor has opened its own files (slow where the host
-	# itself is emulated, as in the SVM tier).
+	# Until the monitor has mapped guest memory, its own files opened (slow
+	# where the host itself is emulated, as in the SVM tier). Not a
+	# descriptor number: the shell before its exec may hold inherited ones.
 	for _ in $(seq 600); do
-		[ -e "/proc/$PID/fd/5" ] && break
+		grep -q 'memfd:cloak-guest' "/proc/$PID/maps" 2>/dev/null && break
 		sleep 0.05
 	done
 	for fd in 0 1 2; do
