@@ -38,9 +38,11 @@ static void *query_thread(void *arg)
 
 /* The CPUs this process may use but for the one it runs on. Left to the
  * scheduler, a new thread starts on its creator's CPU and the two take
- * turns (measured here: nothing overlapped, the boot took as long); on
- * another CPU the query's ~0.45 ms hides behind the main thread's work
- * (measured: the main thread then waits 0.15 ms for it instead of 0.45).
+ * turns (measured on the emulating-KVM build machines, 2026-12-03:
+ * nothing overlapped, the boot took as long); on another CPU the query's
+ * ~0.45 ms hid behind the main thread's work (the main thread then waited
+ * 0.15 ms for it instead of 0.45). Not re-measured since: the machines of
+ * 2026-12-04 have no /dev/kvm.
  * false where there is no other CPU: then there is nothing to overlap. */
 static bool other_cpus(cpu_set_t *set)
 {

@@ -20,6 +20,7 @@ static sigset_t wait_mask; /* the mask to sleep with: requests unblocked */
 static void *volatile wipe_base;
 static volatile uint64_t wipe_len;
 static volatile sig_atomic_t memory_given_up;
+static volatile sig_atomic_t in_fault; /* a fault inside the fault handler */
 
 /* Signals whose default action ends the process and that arrive from
  * outside (kill, timers, the terminal, resource limits): each is a
@@ -61,6 +62,11 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		on_request(sig, si, uc);
 		return;
 	}
+	/* The handler stays installed (a fault sent from outside must not
+	 * leave the next real one unhandled), so a fault inside it ends here. */
+	if (in_fault)
+		_exit(CLOAK_EXIT_INTERNAL);
+	in_fault = 1;
 	static const char wiped[] = "cloak: internal error: the monitor faulted; guest memory "
 				    "wiped, exiting\n";
 	/* Memory given up (mem/guestmem.c) is not the monitor's to wipe: the
@@ -110,7 +116,7 @@ int signals_init(struct fail *f)
 	struct sigaction fa;
 	memset(&fa, 0, sizeof fa);
 	fa.sa_sigaction = on_fault;
-	fa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	fa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigfillset(&fa.sa_mask);
 	for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
 		if (sigaction(fault_signals[i], &fa, NULL) != 0)
