@@ -34,10 +34,15 @@ check-mutants: all
 	tests/mutants/run-mutants --build $(O) --svm $(MUTANTS)
 
 # make lint: shellcheck over every shell script and bats file (scripts/lint).
-.PHONY: lint check-user
+.PHONY: lint check-user check-loop
 lint:
 	scripts/lint
 # make check-user: the README's test command as an ordinary user, from a
 # fresh clone (run as root; tests/harness/as-user).
 check-user:
 	tests/harness/as-user
+# make check-loop [LOOPS=20]: make check that many times in a row, as root
+# and as an ordinary user, every run 0 failed (tests/harness/check-loop).
+LOOPS ?= 20
+check-loop:
+	tests/harness/check-loop $(LOOPS)
