@@ -120,7 +120,8 @@ PY
 }
 
 @test "everything make bench runs is built by make all, so make bench works in a fresh clone" {
-	run make -s -C "$ROOT" O="${O:-build}" bench-list
+	# --no-print-directory: a make -C above this one would add its lines.
+	run make -s --no-print-directory -C "$ROOT" O="${O:-build}" bench-list
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[ "${#lines[@]}" -ge 4 ] || { echo "$output"; return 1; }
 	for b in "${lines[@]}"; do
