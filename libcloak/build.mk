@@ -4,7 +4,7 @@
 # and the benchmark. Objects are built with hidden visibility; the version
 # scripts list what each library exports.
 LIBCLOAK_SRC := libcloak/core.c libcloak/backend.c libcloak/pool.c libcloak/mapped.c \
-        libcloak/stats.c libcloak/lifecycle.c libcloak/api.c
+        libcloak/stats.c libcloak/lifecycle.c libcloak/api.c libcloak/env.c
 LIBCLOAK_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/%.o)
 LIBCLOAK_SAN_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/san/%.o)
 LIBCLOAK_CFLAGS := -fPIC -fvisibility=hidden -Ilibcloak

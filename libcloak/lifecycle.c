@@ -16,6 +16,7 @@
  */
 #include "lifecycle.h"
 #include "backend.h"
+#include "env.h"
 #include "mapped.h"
 #include "pool.h"
 #include "stats.h"
@@ -30,12 +31,6 @@
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int default_fork_mode = CLOAK_SECRET_FORK_DROP;
 static int fork_mode_now;
-
-static bool env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
-	return v && !strcmp(v, value);
-}
 
 static void fork_prepare(void)
 {
@@ -61,18 +56,16 @@ static void fork_child(void)
 
 static void do_init(void)
 {
-	if (env_is("CLOAK_FALLBACK", "mlock"))
+	if (env_choice(ENV_FALLBACK, 0) == 1)
 		CFG_STORE(policy, CLOAK_SECRET_POLICY_ALLOW_MLOCK_FALLBACK);
-	if (env_is("CLOAK_DEBUG", "guard"))
+	if (env_choice(ENV_DEBUG, 0) == 1)
 		CFG_STORE(debug, CFG_LOAD(debug) | CLOAK_SECRET_DEBUG_GUARD_ALL);
-	int fork_mode = default_fork_mode;
-	if (env_is("CLOAK_FORK", "copy"))
-		fork_mode = CLOAK_SECRET_FORK_COPY;
-	else if (env_is("CLOAK_FORK", "drop"))
-		fork_mode = CLOAK_SECRET_FORK_DROP;
+	int fork_mode = env_choice(ENV_FORK, -1) == 1 ? CLOAK_SECRET_FORK_COPY
+	              : env_choice(ENV_FORK, -1) == 0 ? CLOAK_SECRET_FORK_DROP
+	                                               : default_fork_mode;
 	CFG_STORE(fork_mode, fork_mode);
-	cloak_cfg.force_no_secretmem = env_is("CLOAK_TEST_NO_SECRETMEM", "1");
-	cloak_cfg.print_stats = env_is("CLOAK_STATS", "1");
+	cloak_cfg.force_no_secretmem = env_choice(ENV_TEST_NO_SECRETMEM, 0) == 1;
+	cloak_cfg.print_stats = env_choice(ENV_STATS, 0) == 1;
 	uint64_t keys[2];
 	if (getrandom(keys, sizeof keys, 0) != (ssize_t)sizeof keys)
 		cloak_die("getrandom failed (%s): cannot key the canaries", strerror(errno));
@@ -98,6 +91,6 @@ void lifecycle_default_fork_mode(int mode)
  * reports (that it used nothing). */
 __attribute__((destructor)) static void print_stats_at_exit(void)
 {
-	if (cloak_cfg.print_stats || env_is("CLOAK_STATS", "1"))
+	if (cloak_cfg.print_stats || env_choice(ENV_STATS, 0) == 1)
 		stats_print(STDERR_FILENO);
 }

@@ -14,11 +14,17 @@
  *           of key numbers (Montgomery contexts of RSA's p and q,
  *           exponentiation buffers) are secret too;
  *   all     every OPENSSL_malloc (also CLOAK_OPENSSL_ALL=1).
- * Pointers libcloak did not hand out go to libcrypto's own functions.
+ * Pointers libcloak did not hand out go to libcrypto's own functions, but are
+ * zeroed first when libcrypto's allocator is malloc (its default): the
+ * buffers in which OpenSSL decodes a key file hold the key's numbers
+ * big-endian, and a pre-forking server's workers would otherwise inherit
+ * them, freed but intact, from the master's heap.
  */
+#include "env.h"
 #include "frontend.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +36,10 @@ static enum mode mode = MODE_BIGNUM;
 
 __attribute__((constructor)) static void openssl_front_end_start(void)
 {
-	const char *m = getenv("CLOAK_OPENSSL"), *all = getenv("CLOAK_OPENSSL_ALL");
-	if (all && !strcmp(all, "1"))
+	/* The enum's order is env.h's order of CLOAK_OPENSSL's values. */
+	mode = (enum mode)env_choice(ENV_OPENSSL, MODE_BIGNUM);
+	if (env_choice(ENV_OPENSSL_ALL, 0) == 1)
 		mode = MODE_ALL;
-	else if (m && !strcmp(m, "secure"))
-		mode = MODE_SECURE;
-	else if (m && !strcmp(m, "all"))
-		mode = MODE_ALL;
-	else if (m && strcmp(m, "bignum"))
-		fprintf(stderr, "libcloak-openssl: CLOAK_OPENSSL=%s is not secure, bignum or all; "
-		        "using bignum\n", m);
 	lifecycle_default_fork_mode(CLOAK_SECRET_FORK_COPY);
 	cloak_init(); /* the fork handlers, before the program can fork */
 }
@@ -276,11 +276,57 @@ static void *secret_realloc(void *ptr, size_t num)
 	return checked(cloak_secret_realloc(ptr, num), num);
 }
 
+/* Whether libcrypto's ordinary allocations come from malloc, so that
+ * malloc_usable_size() tells how much of one to zero before it is freed. A
+ * program may give OpenSSL other functions (CRYPTO_set_mem_functions), but
+ * only before its first allocation; a pointer reaches the functions below
+ * only after one, so the answer is asked once. */
+static bool libcrypto_uses_malloc(const void *caller)
+{
+	typedef void (*get_fn)(CRYPTO_malloc_fn *, CRYPTO_realloc_fn *, CRYPTO_free_fn *);
+	static int known; /* 0 not asked yet, 1 malloc, 2 the program's own */
+	int k = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+	if (!k) {
+		get_fn get = (get_fn)next_symbol("CRYPTO_get_mem_functions", caller, NULL);
+		CRYPTO_malloc_fn m;
+		CRYPTO_realloc_fn r;
+		CRYPTO_free_fn f;
+		get(&m, &r, &f);
+		/* libcrypto's default is its own CRYPTO_free, which resolves to
+		 * ours (the preload comes first in every lookup). */
+		k = f == CRYPTO_free || f == next_symbol("CRYPTO_free", caller, (void *)CRYPTO_free) ? 1 : 2;
+		__atomic_store_n(&known, k, __ATOMIC_RELEASE);
+	}
+	return k == 1;
+}
+
+/* Zeroes an ordinary OpenSSL allocation about to be freed (see the top). */
+static void cleanse_ordinary(void *ptr, const void *caller)
+{
+	if (ptr && libcrypto_uses_malloc(caller))
+		explicit_bzero(ptr, malloc_usable_size(ptr));
+}
+
 void *CRYPTO_realloc(void *ptr, size_t num, const char *file, int line)
 {
 	typedef void *(*fn)(void *, size_t, const char *, int);
 	if (owned(ptr) || (!ptr && wanted(file)))
 		return secret_realloc(ptr, num);
+	if (ptr && libcrypto_uses_malloc(__builtin_return_address(0))) {
+		/* Moved by hand, so the old block is zeroed before it is freed
+		 * (BUF_MEM grows the decoded key file this way). */
+		if (num == 0) {
+			CRYPTO_free(ptr, file, line);
+			return NULL;
+		}
+		void *n = CRYPTO_malloc(num, file, line);
+		if (!n)
+			return NULL;
+		size_t old = malloc_usable_size(ptr);
+		memcpy(n, ptr, old < num ? old : num);
+		CRYPTO_free(ptr, file, line);
+		return n;
+	}
 	NEXT(fn, CRYPTO_realloc);
 	return next_fn(ptr, num, file, line);
 }
@@ -302,6 +348,7 @@ void CRYPTO_free(void *ptr, const char *file, int line)
 		return;
 	}
 	NEXT(fn, CRYPTO_free);
+	cleanse_ordinary(ptr, __builtin_return_address(0));
 	next_fn(ptr, file, line);
 }
 

@@ -110,9 +110,39 @@ numbers_found() {
 	done
 }
 
-@test "workers' memory: key numbers without the preload, none with it" {
-	# Control: a handshake with each key, then the numbers are in the workers.
+# encodings_control: keyscan finds a number in each encoding it knows (be,
+# le, hex, HEX) in a file that holds it in all four, so a scan that finds
+# nothing is not a scan that cannot find.
+encodings_control() {
+	local hex f
+	hex=$(key_numbers "$NG/rsa.key" | sed -n 's/^prime1=//p' | sed 's/^00//')
+	f="$NG/encodings"
+	python3 -c 'import sys; b = bytes.fromhex(sys.argv[1]); h = sys.argv[1]
+sys.stdout.buffer.write(b + b"." + b[::-1] + b"." + h.lower().encode() + b"." + h.upper().encode())' "$hex" >"$f"
+	run "$KEYSCAN" "$f" "prime1=$hex"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	for e in be le hex HEX; do
+		grep -qx "found prime1 $e" <<<"$output" || { echo "keyscan missed $e"; return 1; }
+	done
+}
+
+# Scans the master and every worker; prints keyscan's findings.
+scan_all() {
+	local p
+	for p in "$(master_pid)" $(workers); do echo "pid $p"; "$KEYSCAN" --pid "$p" $(key_material); done
+}
+
+@test "workers' and master's memory, before and after handshakes: key numbers without the preload, none in the default mode" {
+	encodings_control
+	# Control: the workers inherit the master's key numbers at fork, before
+	# any handshake.
 	start_nginx
+	run scan_all
+	echo "$output"
+	[[ $output == *"found rsa_prime1 le"* ]]
+	[[ $output == *"found rsa_prime1 be"* ]]
+	[[ $output == *"found ec_priv be"* ]]
 	fetch "$EC_PORT" ec 4 >/dev/null
 	fetch "$RSA_PORT" rsa 4 >/dev/null
 	run scan_workers
@@ -122,14 +152,21 @@ numbers_found() {
 	[[ $output == *"found rsa_privateExponent le"* ]]
 	stop_nginx
 	# The preload's default mode: the BIGNUMs and their working copies
-	# (RSA's Montgomery contexts of p and q) are in secret memory.
+	# (RSA's Montgomery contexts of p and q) are in secret memory, and the
+	# master's freed key-decoding buffers were zeroed before its workers
+	# were forked, so nothing is inherited either. Scanned at once (before
+	# later allocations could overwrite freed memory) and after handshakes.
 	start_nginx LD_PRELOAD="$PRELOAD"
+	run scan_all
+	echo "$output"
+	[ "$(grep -c 'regions unreadable' <<<"$output")" -eq 3 ]
+	run ! numbers_found <<<"$output"
 	fetch "$EC_PORT" ec 20 >/dev/null
 	fetch "$RSA_PORT" rsa 20 >/dev/null
-	run scan_workers
+	run scan_all
 	echo "$output"
 	scan=$output
-	[ "$(grep -c 'regions unreadable' <<<"$scan")" -eq 2 ]
+	[ "$(grep -c 'regions unreadable' <<<"$scan")" -eq 3 ]
 	run ! grep ' 0 regions unreadable' <<<"$scan" # the secret mappings
 	run ! numbers_found <<<"$scan"
 	stop_nginx
@@ -142,13 +179,7 @@ numbers_found() {
 	run ! grep -E '^found (ec_priv|rsa_privateExponent) le' <<<"$output"
 }
 
-@test "the master: DER copies of the keys without CLOAK_OPENSSL=all; with it, no key number anywhere" {
-	start_nginx LD_PRELOAD="$PRELOAD"
-	run "$KEYSCAN" --pid "$(master_pid)" $(key_material)
-	echo "$output"
-	[[ $output == *"found rsa_prime1 be"* ]] # freed buffers of the key file's parsing
-	run ! grep -E '^found .* le$' <<<"$output"
-	stop_nginx
+@test "the master with CLOAK_OPENSSL=all: no key number anywhere" {
 	# Every OpenSSL allocation in secret memory; glibc told to fill freed
 	# memory, so the key files' text in stdio's freed read buffer goes too.
 	start_nginx LD_PRELOAD="$PRELOAD" CLOAK_OPENSSL=all GLIBC_TUNABLES=glibc.malloc.perturb=165
@@ -171,10 +202,13 @@ numbers_found() {
 	done
 }
 
-# dump_worker: SIGABRT to a worker after handshakes; prints the core's path.
+# dump_worker [--at-once]: SIGABRT to a worker after handshakes (or at once,
+# before any); prints the core's path.
 dump_worker() {
-	fetch "$EC_PORT" ec 4 >/dev/null
-	fetch "$RSA_PORT" rsa 4 >/dev/null
+	if [ "${1:-}" != --at-once ]; then
+		fetch "$EC_PORT" ec 4 >/dev/null
+		fetch "$RSA_PORT" rsa 4 >/dev/null
+	fi
 	rm -f "$NG"/cores/core*
 	local w
 	w=$(workers | head -1)
@@ -233,6 +267,15 @@ dump_master() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"found rsa_prime1 le"* ]]
 	[[ $output == *"found ec_priv le"* ]]
+	stop_nginx
+	# The default mode, dumped before any handshake: nothing the master
+	# decoded was inherited (its freed buffers were zeroed).
+	start_nginx LD_PRELOAD="$PRELOAD"
+	core=$(dump_worker --at-once)
+	[ -n "$core" ]
+	run "$KEYSCAN" "$core" $(key_material)
+	echo "default mode: $output"
+	run ! numbers_found <<<"$output"
 	stop_nginx
 	start_nginx LD_PRELOAD="$PRELOAD" CLOAK_OPENSSL=all GLIBC_TUNABLES=glibc.malloc.perturb=165
 	core=$(dump_worker)
