@@ -75,4 +75,11 @@ check-tsan: $(O)/.deps-ok $(LIBCLOAK_TSAN_TESTS:%=$(O)/tsan/tests/libcloak/%)
 export CLOAK_BUILD_DIR := $(abspath $(O))
 export CLOAK_BUILD_O := $(O)
 TESTS += tests/libcloak/libcloak.bats tests/libcloak/openssl.bats tests/libcloak/headers.bats \
-	tests/libcloak/nginx.bats
+	tests/libcloak/nginx.bats tests/libcloak/env.bats tests/libcloak/sshd.bats
+
+# A program that sandboxes itself with seccomp before it exits (env.bats:
+# CLOAK_STATS must print with write alone).
+$(O)/tests/libcloak/sandboxed_exit: tests/libcloak/sandboxed_exit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -lseccomp -ldl
+ALL_TARGETS += $(O)/tests/libcloak/sandboxed_exit
