@@ -35,8 +35,11 @@ static void complain(const struct env_spec *s, const char *value)
 	char msg[320];
 	int n = snprintf(msg, sizeof msg, "libcloak: %s=%.40s%s is not ", s->name, value,
 	                 strlen(value) > 40 ? "..." : "");
-	for (int i = 0; i < 3 && s->values[i] && n > 0 && n < (int)sizeof msg; i++)
-		n += snprintf(msg + n, sizeof msg - (size_t)n, "%s%s", i ? " or " : "", s->values[i]);
+	for (int i = 0; i < 3 && s->values[i] && n > 0 && n < (int)sizeof msg; i++) {
+		bool last = i == 2 || !s->values[i + 1];
+		n += snprintf(msg + n, sizeof msg - (size_t)n, "%s%s", !i ? "" : last ? " or " : ", ",
+		              s->values[i]);
+	}
 	if (n > 0 && n < (int)sizeof msg)
 		n += snprintf(msg + n, sizeof msg - (size_t)n, "; using %s\n", s->why);
 	if (n > (int)sizeof msg - 1)

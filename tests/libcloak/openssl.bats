@@ -61,7 +61,7 @@ sign_and_verify() {
 	sign_and_verify
 }
 
-@test "modes: secure heap only < BIGNUM code too (the default) < every OPENSSL_malloc" {
+@test "modes: secure heap only < BIGNUM code too (the default) < every OPENSSL_malloc; values in any case; a bad one gets one line and all" {
 	CLOAK_OPENSSL=secure cloaked openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out key.pem
 	secure=$(stats_allocs)
 	cloaked openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out key.pem
@@ -75,9 +75,24 @@ sign_and_verify() {
 	[ "$bignum" -gt $((secure * 2)) ]
 	[ "$all" -gt $((bignum * 2)) ]
 	[ "$all_too" -gt $((bignum * 2)) ]
+	# Any case is accepted, silently; a bad value gets one line and the
+	# mode that protects most (all), never a weaker one.
+	CLOAK_OPENSSL=ALL cloaked openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out key.pem
+	[ "$(stats_allocs)" -gt $((bignum * 2)) ]
+	run ! grep '^libcloak: ' "$TMP/stats"
+	for bad in CLOAK_OPENSSL=bogus CLOAK_OPENSSL_ALL=yes; do
+		run env "$bad" CLOAK_STATS=1 LD_PRELOAD="$PRELOAD" openssl genpkey -algorithm EC \
+			-pkeyopt ec_paramgen_curve:P-256 -out key.pem
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ "$(grep -c '^libcloak: ' <<<"$output")" -eq 1 ]
+		allocs=$(grep '^libcloak stats' <<<"$output" | sed -E 's/.*; ([0-9]+) allocs.*/\1/')
+		[ "$allocs" -gt $((bignum * 2)) ]
+	done
+	[[ $output == *"libcloak: CLOAK_OPENSSL_ALL=yes is not 0 or 1; using 1: every OpenSSL allocation in secret memory"* ]]
 	run env CLOAK_OPENSSL=bogus LD_PRELOAD="$PRELOAD" openssl rand -hex 4
 	[ "$status" -eq 0 ]
-	[[ $output == *"CLOAK_OPENSSL=bogus is not secure, bignum or all; using bignum"* ]]
+	[[ $output == *"libcloak: CLOAK_OPENSSL=bogus is not secure, bignum or all; using all: every OpenSSL allocation in secret memory"* ]]
 	CLOAK_OPENSSL=all sign_and_verify
 }
 
