@@ -72,8 +72,51 @@ void *cloak_secret_alloc_guarded(size_t size)
 	return alloc(size, 1, false);
 }
 
+/*
+ * The reservations of the last few secrets that were freed as the last live
+ * one: their memory went back to the kernel with everything else, so a
+ * second free of such a pointer finds no mapping at all. Remembering where
+ * they were lets that misuse be named ("a double free of a pooled secret
+ * whose memory was given back") instead of being taken for a pointer from
+ * another allocator. Written and read with relaxed atomics: a race can only
+ * make a message less precise.
+ */
+#define GIVEN_BACK_SLOTS 8
+static struct {
+	uintptr_t start, end;
+	int kind;
+} given_back[GIVEN_BACK_SLOTS];
+static unsigned given_back_next;
+
+static void remember_given_back(uintptr_t start, uintptr_t end, int kind)
+{
+	unsigned i = __atomic_fetch_add(&given_back_next, 1, __ATOMIC_RELAXED) % GIVEN_BACK_SLOTS;
+	__atomic_store_n(&given_back[i].start, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&given_back[i].kind, kind, __ATOMIC_RELAXED);
+	__atomic_store_n(&given_back[i].end, end, __ATOMIC_RELAXED);
+	__atomic_store_n(&given_back[i].start, start, __ATOMIC_RELAXED);
+}
+
+/* The kind of secret that lived at p before libcloak gave its memory back,
+ * or 0. */
+static int given_back_kind(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	for (unsigned i = 0; i < GIVEN_BACK_SLOTS; i++) {
+		uintptr_t start = __atomic_load_n(&given_back[i].start, __ATOMIC_RELAXED);
+		if (start && a >= start && a < __atomic_load_n(&given_back[i].end, __ATOMIC_RELAXED))
+			return __atomic_load_n(&given_back[i].kind, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
 static _Noreturn void foreign_pointer(const char *op, const void *p)
 {
+	int kind = given_back_kind(p);
+	if (kind)
+		cloak_misuse("%s(%p): a double free (or use after free) of a %s secret: it was freed "
+		             "already, as the last live secret, and libcloak then gave its memory back "
+		             "to the kernel", op, p, kind == MAP_KIND_ARENA ? "pooled" : "guarded or large");
 	cloak_misuse("%s(%p): not a live libcloak allocation (a double free of a guarded or large "
 	             "secret, or a pointer from another allocator)", op, p);
 }
@@ -95,11 +138,15 @@ void cloak_secret_free(void *p)
 {
 	if (!p)
 		return;
-	if (mapping_of(p, "cloak_secret_free")->kind == MAP_KIND_ARENA)
+	struct secret_map *m = mapping_of(p, "cloak_secret_free");
+	uintptr_t resv = (uintptr_t)m->resv, resv_end = resv + m->resv_len;
+	int kind = m->kind;
+	if (kind == MAP_KIND_ARENA)
 		pool_free(p);
 	else
 		mapped_free(p);
 	if (!pool_busy() && !mapped_busy()) {
+		remember_given_back(resv, resv_end, kind);
 		pool_release_idle();
 		mapped_release_cache(false);
 	}

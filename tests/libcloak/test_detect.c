@@ -217,8 +217,11 @@ static void underflow_aborts(void **state)
 static void double_free_aborts(void **state)
 {
 	expect_abort("pooled_double_free", "double free");
-	expect_abort("pooled_double_free_after_release", "not a live libcloak allocation");
-	expect_abort("guarded_double_free", "not a live libcloak allocation");
+	expect_abort("pooled_double_free_after_release",
+	             "a double free (or use after free) of a pooled secret: it was freed already, as "
+	             "the last live secret, and libcloak then gave its memory back to the kernel");
+	expect_abort("guarded_double_free", "a double free (or use after free) of a guarded or large "
+	             "secret: it was freed already, as the last live secret");
 }
 
 static void foreign_pointer_aborts(void **state)
