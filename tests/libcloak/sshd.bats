@@ -6,7 +6,8 @@
 # exits; then Debian's sshd on loopback, whose preauth child runs under
 # OpenSSH's own seccomp filter, with the OpenSSL preload: every key login
 # must succeed (the filter killed every preauth child when the statistics
-# asked for the lock limit).
+# asked for the lock limit). And where the preload cannot go: a set-group-ID
+# program (Debian's ssh-agent).
 
 bats_require_minimum_version 1.5.0
 
@@ -87,4 +88,34 @@ sshd_prepare() {
 	run ! grep -E 'terminated by signal|killed' "$TMP/sshd.log"
 	# The preload was in sshd, and printed its statistics at exit.
 	grep -q '^libcloak stats (pid [0-9]*): backend memfd_secret' "$TMP/sshd.err"
+}
+
+# agent_has_preload AGENT: starts AGENT (ssh-agent -D) with the OpenSSL preload on a
+# socket in $TMP, prints yes if libcloak-openssl.so is mapped in it, else no; stops it.
+agent_has_preload() {
+	local pid found=no
+	LD_PRELOAD="$PRELOAD" timeout 20 "$1" -D -a "$TMP/agent.sock" >/dev/null 2>&1 3>&- &
+	pid=$!
+	for _ in $(seq 50); do [ -S "$TMP/agent.sock" ] && break; sleep 0.1; done
+	# timeout's child is the agent.
+	agent=$(pgrep -P "$pid" | head -1)
+	[ -n "$agent" ] || { kill "$pid"; echo "no agent"; return 1; }
+	grep -q 'libcloak-openssl\.so' "/proc/$agent/maps" && found=yes
+	kill "$agent" 2>/dev/null || :
+	wait "$pid" 2>/dev/null || :
+	rm -f "$TMP/agent.sock"
+	echo "$found"
+}
+
+@test "Debian's set-group-ID ssh-agent drops LD_PRELOAD without a word (as libcloak(3) says); a copy without the bit loads it" {
+	[ -x /usr/bin/ssh-agent ] || need "ssh-agent is not installed (apt-get install openssh-client)"
+	[ -g /usr/bin/ssh-agent ] || skip "this ssh-agent is not set-group-ID"
+	[ "$(id -g)" != "$(stat -c %g /usr/bin/ssh-agent)" ] || skip "already in the agent's group: the loader keeps LD_PRELOAD"
+	run agent_has_preload /usr/bin/ssh-agent
+	echo "setgid: $output"
+	[ "$output" = no ]
+	cp /usr/bin/ssh-agent "$TMP/ssh-agent"
+	run agent_has_preload "$TMP/ssh-agent"
+	echo "copy: $output"
+	[ "$output" = yes ]
 }
