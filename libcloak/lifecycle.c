@@ -60,9 +60,10 @@ static void do_init(void)
 		CFG_STORE(policy, CLOAK_SECRET_POLICY_ALLOW_MLOCK_FALLBACK);
 	if (env_choice(ENV_DEBUG, 0) == 1)
 		CFG_STORE(debug, CFG_LOAD(debug) | CLOAK_SECRET_DEBUG_GUARD_ALL);
-	int fork_mode = env_choice(ENV_FORK, -1) == 1 ? CLOAK_SECRET_FORK_COPY
-	              : env_choice(ENV_FORK, -1) == 0 ? CLOAK_SECRET_FORK_DROP
-	                                               : default_fork_mode;
+	int fork_env = env_choice(ENV_FORK, -1);
+	int fork_mode = fork_env == 1   ? CLOAK_SECRET_FORK_COPY
+	                : fork_env == 0 ? CLOAK_SECRET_FORK_DROP
+	                                : default_fork_mode;
 	CFG_STORE(fork_mode, fork_mode);
 	cloak_cfg.force_no_secretmem = env_choice(ENV_TEST_NO_SECRETMEM, 0) == 1;
 	cloak_cfg.print_stats = env_choice(ENV_STATS, 0) == 1;

@@ -32,11 +32,12 @@
 #define OPENSSL_VERSION_NODE "OPENSSL_3.0.0"
 
 enum mode { MODE_SECURE, MODE_BIGNUM, MODE_ALL };
+_Static_assert(MODE_SECURE == 0 && MODE_BIGNUM == 1 && MODE_ALL == 2,
+               "the modes in the order of CLOAK_OPENSSL's values in env.c");
 static enum mode mode = MODE_BIGNUM;
 
 __attribute__((constructor)) static void openssl_front_end_start(void)
 {
-	/* The enum's order is env.h's order of CLOAK_OPENSSL's values. */
 	mode = (enum mode)env_choice(ENV_OPENSSL, MODE_BIGNUM);
 	if (env_choice(ENV_OPENSSL_ALL, 0) == 1)
 		mode = MODE_ALL;
