@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: ISC
 # Debian's nginx, as servers run it: a master as root, two workers as nobody,
 # HTTPS on loopback with an EC and an RSA key, libcloak-openssl preloaded,
-# driven by curl. Every request is served; the workers' memory
-# (/proc/PID/mem) and a worker's core dump hold none of the keys' numbers,
-# while the same scans find them without the preload; CLOAK_STATS lands in
-# nginx's error log. Runs as root (nginx's master switches the workers to
+# driven by curl. Every request is served; in the default mode the master's
+# and the workers' memory (/proc/PID/mem, right after start, before later
+# allocations can overwrite what the workers inherited, and after
+# handshakes) and a worker's core dump hold none of the keys' numbers in any
+# encoding keyscan knows, while the same scans find them without the
+# preload; CLOAK_STATS lands in nginx's error log. Runs as root (nginx's master switches the workers to
 # nobody; reading their memory and cores needs root).
 
 bats_require_minimum_version 1.5.0
