@@ -55,12 +55,20 @@ compile() {
 	compile cc secret abi
 }
 
-@test "secret.h defines only cloak_secret_ and CLOAK_SECRET_ names" {
+@test "secret.h defines only cloak_secret_ and CLOAK_SECRET_ macros; its deprecated aliases are not abi.h's names" {
 	run grep -oE '^#define [A-Za-z_0-9]+' "$REPO/include/cloak/secret.h"
 	[ "$status" -eq 0 ]
 	for d in "${lines[@]}"; do
 		name=${d#\#define }
 		[[ $name == CLOAK_SECRET_* ]] || { echo "stray macro $name"; return 1; }
+	done
+	# The deprecated aliases (enumerators) are names <cloak/abi.h> never uses.
+	run sed -n '/^enum cloak_secret_deprecated_names {/,/^};/p' "$REPO/include/cloak/secret.h"
+	aliases=$(grep -oE $'^\tCLOAK_[A-Z_]+' <<<"$output" | tr -d '\t')
+	[ "$(wc -l <<<"$aliases")" -ge 15 ]
+	for a in $aliases; do
+		[[ $a != CLOAK_SECRET_* ]] || { echo "alias $a has the new prefix"; return 1; }
+		run ! grep -qw "$a" "$REPO/include/cloak/abi.h"
 	done
 }
 
