@@ -90,19 +90,23 @@ sshd_prepare() {
 	grep -q '^libcloak stats (pid [0-9]*): backend memfd_secret' "$TMP/sshd.err"
 }
 
-# agent_has_preload AGENT: starts AGENT (ssh-agent -D) with the OpenSSL preload on a
-# socket in $TMP, prints yes if libcloak-openssl.so is mapped in it, else no; stops it.
+# agent_has_preload AGENT: starts AGENT (ssh-agent -D) with the OpenSSL
+# preload on a socket in $TMP and stops it; prints yes if the preload was
+# loaded, else no. Loaded, libcloak reads its environment at once, and a bad
+# CLOAK_STATS value gets its line on stderr; this works also where the
+# agent's /proc/PID/maps is closed to its user (a set-group-ID process).
 agent_has_preload() {
-	local pid found=no
-	LD_PRELOAD="$PRELOAD" timeout 20 "$1" -D -a "$TMP/agent.sock" >/dev/null 2>&1 3>&- &
+	local pid agent found=no
+	# env, not timeout, gets the preload's variables: only the agent loads it.
+	timeout 20 env CLOAK_STATS=check LD_PRELOAD="$PRELOAD" "$1" -D -a "$TMP/agent.sock" \
+		>/dev/null 2>"$TMP/agent.err" 3>&- &
 	pid=$!
 	for _ in $(seq 50); do [ -S "$TMP/agent.sock" ] && break; sleep 0.1; done
-	# timeout's child is the agent.
-	agent=$(pgrep -P "$pid" | head -1)
+	agent=$(pgrep -P "$pid" | head -1) # timeout's child is the agent
 	[ -n "$agent" ] || { kill "$pid"; echo "no agent"; return 1; }
-	grep -q 'libcloak-openssl\.so' "/proc/$agent/maps" && found=yes
 	kill "$agent" 2>/dev/null || :
 	wait "$pid" 2>/dev/null || :
+	grep -q '^libcloak: CLOAK_STATS=check is not 0 or 1' "$TMP/agent.err" && found=yes
 	rm -f "$TMP/agent.sock"
 	echo "$found"
 }
