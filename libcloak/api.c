@@ -117,8 +117,8 @@ static _Noreturn void foreign_pointer(const char *op, const void *p)
 		cloak_misuse("%s(%p): a double free (or use after free) of a %s secret: it was freed "
 		             "already, as the last live secret, and libcloak then gave its memory back "
 		             "to the kernel", op, p, kind == MAP_KIND_ARENA ? "pooled" : "guarded or large");
-	cloak_misuse("%s(%p): not a live libcloak allocation (a double free of a guarded or large "
-	             "secret, or a pointer from another allocator)", op, p);
+	cloak_misuse("%s(%p): not a live libcloak allocation (a double free of a secret whose "
+	             "memory libcloak has given back, or a pointer from another allocator)", op, p);
 }
 
 /* The mapping of a live secret p, or the end with a message naming op. */
