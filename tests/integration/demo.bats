@@ -31,7 +31,7 @@ demo() {
 		[[ "$output" == *"   backend: $b (protected, the default here)"* ]] || { echo "$output"; return 1; }
 		[[ "$output" != *"no protected backend runs"* ]] || { echo "$output"; return 1; }
 	else
-		[[ "$output" == *"demo: no protected backend runs on this host: "* ]] || { echo "$output"; return 1; }
+		[[ "$output" == *"demo: no protected "*" runs on this host: "* ]] || { echo "$output"; return 1; }
 		[[ "$output" == *"guest memory: shared"* ]] || { echo "$output"; return 1; }
 		[[ "$output" == *"   backend: shared (UNPROTECTED: no protected backend runs here)"* ]] || { echo "$output"; return 1; }
 		# Each stronger backend gets its reason.
