@@ -38,12 +38,17 @@ void run_hlt_diagnosis(uint64_t rip, int before, int at, char *msg, size_t len)
 			 "rip 0x%llx)", (unsigned long long)rip);
 }
 
-void run_shutdown_diagnosis(bool reset, uint64_t rip, char *msg, size_t len)
+void run_shutdown_diagnosis(bool reset, uint64_t rip, uint64_t last_rip, char *msg, size_t len)
 {
+	char last[80] = "";
+	if (last_rip)
+		snprintf(last, sizeof last, "; its last exit to the monitor was at rip 0x%llx",
+			 (unsigned long long)last_rip);
 	if (reset)
 		snprintf(msg, len, "guest triple-faulted (KVM_EXIT_SHUTDOWN) at an unknown "
 			 "address (this host's KVM resets the vCPU on a triple fault, which "
-			 "erases where it was): an exception arrived with no usable IDT or stack");
+			 "erases where it was%s): an exception arrived with no usable IDT or "
+			 "stack", last);
 	else
 		snprintf(msg, len, "guest triple-faulted (KVM_EXIT_SHUTDOWN) at rip 0x%llx: an "
 			 "exception arrived with no usable IDT or stack", (unsigned long long)rip);

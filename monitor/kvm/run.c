@@ -84,7 +84,7 @@ static int on_shutdown(struct vm *vm)
 	struct kvm_sregs s;
 	bool reset = ioctl(vm->vcpu_fd, KVM_GET_SREGS, &s) == 0 && !(s.cr0 & 1);
 	char msg[300];
-	run_shutdown_diagnosis(reset, vm_guest_rip(vm), msg, sizeof msg);
+	run_shutdown_diagnosis(reset, vm_guest_rip(vm), vm->last_rip, msg, sizeof msg);
 	return vm_fail(vm, CLOAK_EXIT_CRASH, "%s", msg);
 }
 
@@ -157,6 +157,8 @@ int vm_run(struct vm *vm)
 		test_hooks_on_exit(vm);
 		if (on_exit_reason(vm) != 0)
 			break;
+		if (vm->run->kvm_valid_regs & KVM_SYNC_X86_REGS)
+			vm->last_rip = vm->run->s.regs.regs.rip;
 	}
 	return vm->exit_status;
 }

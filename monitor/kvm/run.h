@@ -39,7 +39,9 @@ void run_hlt_diagnosis(uint64_t rip, int before, int at, char *msg, size_t len);
 /* A triple fault (KVM_EXIT_SHUTDOWN): kvm_amd resets the vCPU when the
  * guest shuts down, so its rip then reads 0xfff0 and says nothing of the
  * fault; `reset` (CR0.PE clear: cloak guests never leave protected mode)
- * says the address is lost, else `rip` is where it happened. Pure. */
-void run_shutdown_diagnosis(bool reset, uint64_t rip, char *msg, size_t len);
+ * says the address is lost, else `rip` is where it happened. `last_rip`
+ * (0: unknown) is where the guest last exited to the monitor before, named
+ * when the fault's own address is lost. Pure. */
+void run_shutdown_diagnosis(bool reset, uint64_t rip, uint64_t last_rip, char *msg, size_t len);
 
 #endif

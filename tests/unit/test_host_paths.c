@@ -169,10 +169,14 @@ static void test_shutdown_diagnosis(void **state)
 {
 	(void)state;
 	char msg[300];
-	run_shutdown_diagnosis(true, 0xfff0, msg, sizeof msg);
+	run_shutdown_diagnosis(true, 0xfff0, 0, msg, sizeof msg);
 	assert_null(strstr(msg, "0xfff0"));
 	assert_non_null(strstr(msg, "triple-faulted (KVM_EXIT_SHUTDOWN) at an unknown address"));
-	run_shutdown_diagnosis(false, 0x1002ff, msg, sizeof msg);
+	assert_null(strstr(msg, "last exit"));
+	run_shutdown_diagnosis(true, 0xfff0, 0x100a2b, msg, sizeof msg);
+	assert_null(strstr(msg, "0xfff0"));
+	assert_non_null(strstr(msg, "its last exit to the monitor was at rip 0x100a2b"));
+	run_shutdown_diagnosis(false, 0x1002ff, 0x100a2b, msg, sizeof msg);
 	assert_non_null(strstr(msg, "triple-faulted (KVM_EXIT_SHUTDOWN) at rip 0x1002ff: "));
 }
 
