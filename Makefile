@@ -52,9 +52,10 @@ all-targets: $(O)/.deps-ok
 	$(MAKE) --no-print-directory build-targets
 build-targets: $(ALL_TARGETS)
 
-# Builds and boots the demo guest with protected memory.
+# Builds and boots the demo guest with the strongest protection this host
+# runs, and says which protections hold here (scripts/demo).
 demo: all
-	$(O)/cloak --verbose $(O)/examples/hello.elf -- from the cloak demo
+	O=$(O) scripts/demo
 
 check: all
 	tests/harness/run-tests $(TESTS)

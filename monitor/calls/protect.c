@@ -3,6 +3,9 @@
  * The guest-driven protection protocol, over port I/O: PROTECT turns
  * checked access on for good; SHARE and UNSHARE move pages between private
  * (the default once protected) and shared. The work is mem/guestmem's.
+ * The monitor window can never be unshared (-CLOAK_EPERM for any range that
+ * touches it): the monitor needs it to wipe memory it gave up (x86/
+ * vcpu_wipe.h); docs/abi.md, "Pages that can never be unshared".
  */
 #include "dispatch.h"
 

@@ -45,7 +45,21 @@ int block_parse(const char *spec, struct block_dev *b, struct fail *f)
 	return 0;
 }
 
-int block_open(struct block_dev *b, struct fail *f)
+/* The device among the n opened before b that attached the same file, if
+ * any: flock(2) refuses a second lock even to the process that holds the
+ * first (each open(2) is a lock of its own). */
+static const struct block_dev *same_file(const struct stat *st, const struct block_dev *opened,
+					 unsigned n)
+{
+	struct stat o;
+	for (unsigned i = 0; i < n; i++)
+		if (!fstat(opened[i].fd, &o) && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
+			return &opened[i];
+	return NULL;
+}
+
+int block_open(struct block_dev *b, const struct block_dev *opened, unsigned nopened,
+	       struct fail *f)
 {
 	/* O_NONBLOCK: a FIFO must not block the monitor in open() before it
 	 * can be refused; cleared again for the image's real I/O. */
@@ -65,9 +79,16 @@ int block_open(struct block_dev *b, struct fail *f)
 		return fail_set(f, CLOAK_EXIT_RESOURCE, "--block %s: %s: %s", b->name, b->path,
 				strerror(errno));
 	/* Two VMs writing one image would corrupt it: take a lock. */
-	if (flock(b->fd, (b->read_only ? LOCK_SH : LOCK_EX) | LOCK_NB))
+	if (flock(b->fd, (b->read_only ? LOCK_SH : LOCK_EX) | LOCK_NB)) {
+		const struct block_dev *twin = same_file(&st, opened, nopened);
+		if (twin)
+			return fail_set(f, CLOAK_EXIT_USAGE, "--block %s: %s is already attached "
+					"as --block %s in this run: an image is attached read-write "
+					"once, or read-only (,ro) any number of times", b->name,
+					b->path, twin->name);
 		return fail_set(f, CLOAK_EXIT_RESOURCE, "--block %s: %s is in use by another "
 				"process", b->name, b->path);
+	}
 	off_t end = lseek(b->fd, 0, SEEK_END);
 	if (end < (off_t)b->sector_size)
 		return fail_set(f, CLOAK_EXIT_RESOURCE, "--block %s: %s is %lld bytes, smaller "

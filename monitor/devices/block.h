@@ -30,8 +30,12 @@ struct block_dev {
 int block_parse(const char *spec, struct block_dev *out, struct fail *f);
 /* Opens and locks the image; CLOAK_EXIT_RESOURCE when it cannot be used
  * (missing, not a file or block device, read-only without ,ro, too small,
- * in use). Never blocks: a FIFO is refused, not opened for reading. */
-int block_open(struct block_dev *b, struct fail *f);
+ * in use by another process); CLOAK_EXIT_USAGE when one of the nopened
+ * devices opened before it in this run holds the same file in a way that
+ * conflicts (either read-write). Never blocks: a FIFO is refused, not
+ * opened for reading. */
+int block_open(struct block_dev *b, const struct block_dev *opened, unsigned nopened,
+	       struct fail *f);
 void block_close(struct block_dev *b);
 
 /* READ or WRITE of [offset, offset+len) from/to guest [buf, buf+len).

@@ -102,7 +102,7 @@ int devices_setup(struct devices **out, const struct options *o, struct fail *f)
 	/* Everything that opens a file or creates a socket happens here,
 	 * before the seccomp sandbox (process/sandbox.h) forbids it. */
 	for (unsigned i = 0; i < d->nblock; i++)
-		if (block_open(&d->block[i], f))
+		if (block_open(&d->block[i], d->block, i, f))
 			return -1;
 	for (unsigned i = 0; i < d->nchan; i++) {
 		if (d->chan[i].mode == CHAN_LISTEN && channel_listen(&d->chan[i], f))

@@ -23,6 +23,37 @@ int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len)
 	return CLOAK_EXIT_CRASH;
 }
 
+void run_hlt_diagnosis(uint64_t rip, int before, int at, char *msg, size_t len)
+{
+	/* Code the guest has not shared cannot be read: then the one-byte
+	 * hlt KVM stepped over is the byte before rip. */
+	if (rip > 0 && (before == 0xf4 || (before < 0 && at != 0xf4)))
+		snprintf(msg, len, "guest halted (hlt at rip 0x%llx) without calling exit",
+			 (unsigned long long)(rip - 1));
+	else if (at == 0xf4)
+		snprintf(msg, len, "guest halted (hlt at rip 0x%llx) without calling exit",
+			 (unsigned long long)rip);
+	else
+		snprintf(msg, len, "guest halted without calling exit (a prefixed hlt ending at "
+			 "rip 0x%llx)", (unsigned long long)rip);
+}
+
+void run_shutdown_diagnosis(bool reset, uint64_t rip, uint64_t last_rip, char *msg, size_t len)
+{
+	char last[80] = "";
+	if (last_rip)
+		snprintf(last, sizeof last, "; its last exit to the monitor was at rip 0x%llx",
+			 (unsigned long long)last_rip);
+	if (reset)
+		snprintf(msg, len, "guest triple-faulted (KVM_EXIT_SHUTDOWN) at an unknown "
+			 "address (this host's KVM resets the vCPU on a triple fault, which "
+			 "erases where it was%s): an exception arrived with no usable IDT or "
+			 "stack", last);
+	else
+		snprintf(msg, len, "guest triple-faulted (KVM_EXIT_SHUTDOWN) at rip 0x%llx: an "
+			 "exception arrived with no usable IDT or stack", (unsigned long long)rip);
+}
+
 /* Skips legacy and REX prefixes; returns the index of the opcode. */
 static size_t opcode_start(const uint8_t *b, size_t n)
 {

@@ -62,6 +62,32 @@ static int on_emulation_failure(struct vm *vm)
 		       (unsigned long long)rip, why);
 }
 
+/* The guest byte at gpa, or -1 where it cannot be read (not shared, or
+ * outside guest RAM): read like any other guest access. */
+static int guest_byte(struct vm *vm, uint64_t addr)
+{
+	uint8_t b;
+	return gm_copy_from(vm->gm, &b, gpa(addr), 1) == GM_OK ? b : -1;
+}
+
+static int on_hlt(struct vm *vm)
+{
+	uint64_t rip = vm_guest_rip(vm);
+	char msg[200];
+	run_hlt_diagnosis(rip, rip ? guest_byte(vm, rip - 1) : -1, guest_byte(vm, rip), msg,
+			  sizeof msg);
+	return vm_fail(vm, CLOAK_EXIT_VIOLATION, "%s", msg);
+}
+
+static int on_shutdown(struct vm *vm)
+{
+	struct kvm_sregs s;
+	bool reset = ioctl(vm->vcpu_fd, KVM_GET_SREGS, &s) == 0 && !(s.cr0 & 1);
+	char msg[300];
+	run_shutdown_diagnosis(reset, vm_guest_rip(vm), vm->last_rip, msg, sizeof msg);
+	return vm_fail(vm, CLOAK_EXIT_CRASH, "%s", msg);
+}
+
 static int on_exit_reason(struct vm *vm)
 {
 	struct kvm_run *run = vm->run;
@@ -69,9 +95,7 @@ static int on_exit_reason(struct vm *vm)
 	case KVM_EXIT_IO:
 		return on_io(vm);
 	case KVM_EXIT_HLT:
-		return vm_fail(vm, CLOAK_EXIT_VIOLATION,
-			       "guest halted (hlt at rip 0x%llx) without calling exit",
-			       (unsigned long long)vm_guest_rip(vm));
+		return on_hlt(vm);
 	case KVM_EXIT_MMIO:
 		return vm_fail(vm, CLOAK_EXIT_VIOLATION,
 			       "guest %s %u bytes at physical address 0x%llx, which is "
@@ -80,10 +104,7 @@ static int on_exit_reason(struct vm *vm)
 			       (unsigned long long)run->mmio.phys_addr,
 			       (unsigned long long)vm_guest_rip(vm));
 	case KVM_EXIT_SHUTDOWN:
-		return vm_fail(vm, CLOAK_EXIT_CRASH,
-			       "guest triple-faulted (KVM_EXIT_SHUTDOWN) at rip 0x%llx: "
-			       "an exception arrived with no usable IDT or stack",
-			       (unsigned long long)vm_guest_rip(vm));
+		return on_shutdown(vm);
 	case KVM_EXIT_INTERNAL_ERROR:
 		if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION)
 			return on_emulation_failure(vm);
@@ -136,6 +157,8 @@ int vm_run(struct vm *vm)
 		test_hooks_on_exit(vm);
 		if (on_exit_reason(vm) != 0)
 			break;
+		if (vm->run->kvm_valid_regs & KVM_SYNC_X86_REGS)
+			vm->last_rip = vm->run->s.regs.regs.rip;
 	}
 	return vm->exit_status;
 }

@@ -28,4 +28,20 @@ int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len)
 void run_emulation_diagnosis(const uint8_t *bytes, size_t n, enum gm_status unread, char *msg,
 			     size_t len);
 
+/* Where a guest's hlt was: KVM reports a KVM_EXIT_HLT with rip already
+ * past the one-byte hlt (VMX, and SVM with or without next-RIP save), so
+ * the hlt is at rip - 1 when that byte is 0xf4 (`before`) or cannot be
+ * read (-1: the guest's code is private), or at rip when that byte is
+ * (`at`, for a KVM that did not step over it). Fills the one-line
+ * message. Pure. */
+void run_hlt_diagnosis(uint64_t rip, int before, int at, char *msg, size_t len);
+
+/* A triple fault (KVM_EXIT_SHUTDOWN): kvm_amd resets the vCPU when the
+ * guest shuts down, so its rip then reads 0xfff0 and says nothing of the
+ * fault; `reset` (CR0.PE clear: cloak guests never leave protected mode)
+ * says the address is lost, else `rip` is where it happened. `last_rip`
+ * (0: unknown) is where the guest last exited to the monitor before, named
+ * when the fault's own address is lost. Pure. */
+void run_shutdown_diagnosis(bool reset, uint64_t rip, uint64_t last_rip, char *msg, size_t len);
+
 #endif

@@ -99,6 +99,13 @@ int vm_setup(struct vm *vm, uint64_t entry, const struct pt_range *image, unsign
 		vm->run = NULL;
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot map kvm_run: %s", strerror(errno));
 	}
+	/* Where KVM offers it, every exit brings the vCPU's registers along
+	 * (KVM_CAP_SYNC_REGS, a copy in kvm_run, no extra call): the monitor
+	 * then knows where the guest last left it, which kvm_amd erases on a
+	 * triple fault (kvm/run.c). */
+	int sync = ioctl(vm->kvm.vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS);
+	if (sync > 0 && (sync & KVM_SYNC_X86_REGS))
+		vm->run->kvm_valid_regs = KVM_SYNC_X86_REGS;
 	struct kvm_cpuid2 *supported = cpuid_query_take(&vm->kvm.cpuid);
 	if (!supported)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "KVM_GET_SUPPORTED_CPUID: %s",

@@ -32,6 +32,9 @@ struct vm {
 	struct devices *dev;
 	uint64_t hc_calls[CLOAK_HC_MAX];
 	uint64_t hc_refused; /* calls answered with an error */
+	/* The guest's rip at the last exit the monitor handled, where KVM
+	 * brings registers along with each exit (KVM_CAP_SYNC_REGS); else 0. */
+	uint64_t last_rip;
 };
 
 /* Ends the VM while it runs: one line on stderr ("cloak: ..."), the VM

@@ -63,6 +63,12 @@ static void share_after_protect(void)
 	page[0] = 1;
 	report("share_after_protect", share(CLOAK_HC_SHARE, (uintptr_t)page, 1));
 	report("unshare_window", share(CLOAK_HC_UNSHARE, CLOAK_GPA_MONITOR_WINDOW, 1));
+	/* Its last page, and a range that only reaches into it: refused
+	 * whole; the page just below it is ordinary (private, so a no-op). */
+	report("unshare_window_last", share(CLOAK_HC_UNSHARE, CLOAK_GPA_MONITOR_WINDOW +
+					    (CLOAK_MONITOR_WINDOW_PAGES - 1) * 4096ull, 1));
+	report("unshare_into_window", share(CLOAK_HC_UNSHARE, CLOAK_GPA_MONITOR_WINDOW - 4096, 2));
+	report("unshare_below_window", share(CLOAK_HC_UNSHARE, CLOAK_GPA_MONITOR_WINDOW - 4096, 1));
 }
 
 int main(int argc, char **argv)

@@ -147,6 +147,25 @@ write: 0"
 	[ "$output" = "cloak: --block d: cannot open $TMP/dir: Is a directory" ]
 }
 
+@test "one image named twice read-write in one run: the error says this run holds it, not another process" {
+	need_kvm
+	truncate -s 4K "$TMP/a.img"
+	run_cloak --block a="$TMP/a.img" --block b="$TMP/a.img" "$BLK" info b
+	[ "$status" -eq 251 ] || { echo "$status: $output"; return 1; }
+	[ "$output" = "cloak: --block b: $TMP/a.img is already attached as --block a in this run: an image is attached read-write once, or read-only (,ro) any number of times" ] ||
+		{ echo "$output"; return 1; }
+	# Read-write beside read-only conflicts too; read-only twice does not.
+	run_cloak --block a="$TMP/a.img",ro --block b="$TMP/a.img" "$BLK" info b
+	[ "$status" -eq 251 ] || { echo "$status: $output"; return 1; }
+	[[ "$output" == "cloak: --block b: $TMP/a.img is already attached as --block a in this run: "* ]] || { echo "$output"; return 1; }
+	run_cloak --block a="$TMP/a.img",ro --block b="$TMP/a.img",ro "$BLK" info b
+	[ "$status" -eq 0 ] || { echo "$status: $output"; return 1; }
+	# Another process's lock is still reported as such.
+	run flock -x "$TMP/a.img" timeout 60 "$CLOAK" --block a="$TMP/a.img" "$BLK" info a
+	[ "$status" -eq 247 ] || { echo "$status: $output"; return 1; }
+	[ "$output" = "cloak: --block a: $TMP/a.img is in use by another process" ] || { echo "$output"; return 1; }
+}
+
 @test "after kill -9 during a write stream, every write the guest saw flushed is in the file" {
 	need_kvm
 	truncate -s 8M "$TMP/d.img"

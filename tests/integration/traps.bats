@@ -57,6 +57,28 @@ trap_case() { # NAME VECTOR-TEXT
 	[ "$status" -eq 254 ]
 	[[ "$output" == *"triple-faulted"* ]]
 }
+
+@test "a triple fault names the faulting instruction, or says plainly its address is unknown (kvm_amd resets the vCPU)" {
+	need_kvm
+	run_cloak "$GUESTS/trap.elf" triple
+	[ "$status" -eq 254 ] || { echo "$status: $output"; return 1; }
+	assert_one_error_line
+	# 0xfff0 is the reset vector, where a reset vCPU's rip points.
+	[[ "$output" != *"rip 0xfff0"* ]] || { echo "$output"; return 1; }
+	if [[ "$output" == *"at an unknown address"* ]]; then
+		[[ "$output" == *"resets the vCPU on a triple fault"* ]] || { echo "$output"; return 1; }
+		# The last rip the monitor knew: the guest's last call, an `out`
+		# (KVM reports an I/O exit at the instruction).
+		local last; last=$(sed -n 's/.*last exit to the monitor was at rip 0x\([0-9a-f]*\).*/\1/p' <<<"$output")
+		[ -n "$last" ] || { echo "no last rip: $output"; return 1; }
+		objdump -d "$GUESTS/trap.elf" | grep -qE "^ *$last:[[:space:]]+ef[[:space:]]+out" ||
+			{ echo "rip $last is not an out: $output"; return 1; }
+		return 0
+	fi
+	local rip; rip=$(sed -n 's/.* at rip 0x\([0-9a-f]*\): .*/\1/p' <<<"$output")
+	objdump -d "$GUESTS/trap.elf" | grep -qE "^ *$rip:[[:space:]]+0f 0b[[:space:]]+ud2" ||
+		{ echo "rip $rip is not the ud2: $output"; return 1; }
+}
 @test "SSE arithmetic: runs where the CPU runs the guest, a crash (254) with a diagnosis where KVM emulates it" {
 	need_kvm
 	local kind; kind=$(kvm_kind) || return 1
@@ -77,6 +99,17 @@ trap_case() { # NAME VECTOR-TEXT
 	run_cloak "$GUESTS/trap.elf" hlt
 	[ "$status" -eq 253 ]
 	[[ "$output" == *"halted"* ]]
+}
+
+@test "hlt without exit names the hlt's own address, not the instruction after it" {
+	need_kvm
+	need_cmd objdump binutils
+	run_cloak "$GUESTS/trap.elf" hlt
+	[ "$status" -eq 253 ] || { echo "$status: $output"; return 1; }
+	local rip; rip=$(sed -n 's/.*(hlt at rip 0x\([0-9a-f]*\)).*/\1/p' <<<"$output")
+	[ -n "$rip" ] || { echo "$output"; return 1; }
+	objdump -d "$GUESTS/trap.elf" | grep -qE "^ *$rip:[[:space:]]+f4[[:space:]]+hlt" ||
+		{ echo "rip $rip is not a hlt: $output"; objdump -d "$GUESTS/trap.elf" | grep -w hlt; return 1; }
 }
 
 watchdog_case() {

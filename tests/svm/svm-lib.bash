@@ -89,6 +89,15 @@ svm_derive_sources() {
 	printf '%s\n' "$out"
 }
 
+# svm_of_series SERIES DIR: whether a cached kernel's directory
+# (ABI_VERSION, e.g. 6.1.0-57-amd64_6.1.192-3) is of SERIES: 6.1 must not
+# take 6.12.N's directories for its own (fetch-kernel removes a series'
+# older kernels).
+svm_of_series() {
+	local b=${2##*/}
+	[[ ${b:0:${#1}} == "$1" && ${b:${#1}:1} == [.-] ]]
+}
+
 # svm_result_line FILE: the "N passed, N failed, N skipped" line of a
 # tests/harness/run-tests log ("" if it has none: the run did not finish).
 svm_result_line() {

@@ -2,7 +2,8 @@
 # The SVM tier (docs/svm-tier.md): the guest-booting suites, `cloak check`
 # and the benchmarks inside a VM whose KVM is the real kvm_amd (QEMU TCG
 # with an emulated SVM CPU), on Debian's stock kernels. SVM_KERNELS picks
-# kernels (e.g. SVM_KERNELS="6.12 7@trixie-backports", the default).
+# kernels (e.g. SVM_KERNELS="6.12 7@trixie-backports 6.1:demo", the default;
+# :demo runs make demo and cloak check only, tests/svm/demo-in-vm).
 .PHONY: check-svm bench-svm
 check-svm: all
 	O=$(O) tests/svm/run-svm $(SVM_KERNELS)

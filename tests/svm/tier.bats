@@ -141,3 +141,12 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == "check-svm: FAILED: no 7 kernel: "* ]] || { echo "$output"; return 1; }
 }
+
+@test "a series takes only its own cached kernels: 6.1 is not 6.12, 7 is not 70" {
+	svm_of_series 6.1 "$T/default/6.1.0-57-amd64_6.1.192-3"
+	svm_of_series 6.12 "$T/default/6.12.118+deb12-amd64_6.12.118-1~deb12u1"
+	svm_of_series 7 "7.3.4+deb13-amd64_7.3.4-1~bpo13+1"
+	run ! svm_of_series 6.1 "$T/default/6.12.118+deb12-amd64_6.12.118-1~deb12u1"
+	run ! svm_of_series 6.12 "6.1.0-57-amd64_6.1.192-3"
+	run ! svm_of_series 7 "70.1.0+x-amd64_70.1.0-1"
+}

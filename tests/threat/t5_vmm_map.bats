@@ -170,6 +170,11 @@ gmem_lines() {
 		expect_line "share_after_protect ret=0"
 	fi
 	expect_line "unshare_window ret=-14"
+	# docs/abi.md, "Pages that can never be unshared": the whole window,
+	# and nothing else.
+	expect_line "unshare_window_last ret=-14"
+	expect_line "unshare_into_window ret=-14"
+	expect_line "unshare_below_window ret=0"
 }
 
 @test "after the run no private byte is left in physical memory (/proc/kcore)" {

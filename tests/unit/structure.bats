@@ -144,3 +144,23 @@ PY
 	run -1 git grep -nIiE "\.\./shared|the seed('s)?\b|\bissue [0-9]+\b|these machines|kvmcaps\.c|host-facts" \
 		-- ':!tests/unit/structure.bats'
 }
+
+@test "the README's host table, docs/running.md and cloak(1) name the same hosts, and say VMX is untested" {
+	cd "$ROOT"
+	local readme running man k
+	readme=$(sed -n '/^## Quick start/,/^## Running guests/p' README.md | tr '\n' ' ')
+	running=$(tr '\n' ' ' <docs/running.md)
+	man=$(sed 's/\\f[BIR]//g' man/cloak.1 | tr '\n' ' ')
+	for k in "6.1" "6.12" "6.8" "6.18" "Ubuntu 24.04" "Ubuntu 26.04" "kvm_pvm" "VMX cannot be tested" "untested"; do
+		[[ $readme == *"$k"* ]] || { echo "README's quick start lacks '$k'"; return 1; }
+		[[ $running == *"$k"* ]] || { echo "docs/running.md lacks '$k'"; return 1; }
+		[[ $man == *"$k"* ]] || { echo "cloak.1 lacks '$k'"; return 1; }
+	done
+	for k in "Debian 12" "Debian 13"; do
+		[[ $readme == *"$k"* ]] || { echo "README's quick start lacks '$k'"; return 1; }
+		[[ $running == *"$k"* ]] || { echo "docs/running.md lacks '$k'"; return 1; }
+	done
+	# The quick start is for every host, and the project's machines have
+	# no emulating KVM any more.
+	run -1 grep -nE '^## Quick start.*Debian|build machines of this project' README.md
+}

@@ -149,6 +149,37 @@ static void test_emulation_diagnosis(void **state)
 	}
 }
 
+/* KVM_EXIT_HLT reports rip past the hlt: the message names the hlt. */
+static void test_hlt_diagnosis(void **state)
+{
+	(void)state;
+	char msg[200];
+	run_hlt_diagnosis(0x10052f, 0xf4, 0xb8, msg, sizeof msg);
+	assert_string_equal(msg, "guest halted (hlt at rip 0x10052e) without calling exit");
+	run_hlt_diagnosis(0x10052f, -1, -1, msg, sizeof msg); /* private code */
+	assert_string_equal(msg, "guest halted (hlt at rip 0x10052e) without calling exit");
+	run_hlt_diagnosis(0x10052e, 0xfa, 0xf4, msg, sizeof msg); /* rip not advanced */
+	assert_string_equal(msg, "guest halted (hlt at rip 0x10052e) without calling exit");
+	run_hlt_diagnosis(0x100530, 0x90, 0x90, msg, sizeof msg);
+	assert_non_null(strstr(msg, "a prefixed hlt ending at rip 0x100530"));
+}
+
+/* A vCPU KVM reset on the triple fault has no address to give. */
+static void test_shutdown_diagnosis(void **state)
+{
+	(void)state;
+	char msg[300];
+	run_shutdown_diagnosis(true, 0xfff0, 0, msg, sizeof msg);
+	assert_null(strstr(msg, "0xfff0"));
+	assert_non_null(strstr(msg, "triple-faulted (KVM_EXIT_SHUTDOWN) at an unknown address"));
+	assert_null(strstr(msg, "last exit"));
+	run_shutdown_diagnosis(true, 0xfff0, 0x100a2b, msg, sizeof msg);
+	assert_null(strstr(msg, "0xfff0"));
+	assert_non_null(strstr(msg, "its last exit to the monitor was at rip 0x100a2b"));
+	run_shutdown_diagnosis(false, 0x1002ff, 0x100a2b, msg, sizeof msg);
+	assert_non_null(strstr(msg, "triple-faulted (KVM_EXIT_SHUTDOWN) at rip 0x1002ff: "));
+}
+
 static struct kvm_cpuid2 *cpuid_table(size_t n)
 {
 	struct kvm_cpuid2 *c = calloc(1, sizeof *c + n * sizeof(struct kvm_cpuid_entry2));
@@ -228,6 +259,8 @@ int main(void)
 		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_efault_on_secret),
 		cmocka_unit_test(test_emulation_diagnosis),
+		cmocka_unit_test(test_hlt_diagnosis),
+		cmocka_unit_test(test_shutdown_diagnosis),
 		cmocka_unit_test(test_steps_over_intercepts),
 		cmocka_unit_test(test_cpuid_filter),
 	};
