@@ -10,6 +10,7 @@
  */
 #include "backend.h"
 #include "frontend.h"
+#include "idle.h"
 #include "lifecycle.h"
 #include "mapped.h"
 #include "pool.h"
@@ -43,6 +44,8 @@ static void *alloc(size_t size, size_t align, bool mark)
 	}
 	if (!p)
 		errno = ENOMEM;
+	else
+		idle_after_alloc();
 	return p;
 }
 
@@ -99,10 +102,7 @@ void cloak_secret_free(void *p)
 		pool_free(p);
 	else
 		mapped_free(p);
-	if (!pool_busy() && !mapped_busy()) {
-		pool_release_idle();
-		mapped_release_cache(false);
-	}
+	idle_after_free();
 }
 
 size_t cloak_secret_usable_size(const void *p)
