@@ -18,19 +18,19 @@
  * handlers, EINTR on its system calls, a signal number of its own); so a
  * helper thread does it, with every signal blocked. To keep it out of the
  * way, the helper is started only right after libcloak mapped new secret
- * memory (an allocation, when no helper runs) or in a forked child that
- * inherited secrets (COPY mode, inside fork()): so a program that puts
- * itself in a sandbox after those points (seccomp filters that refuse
- * clone) never sees libcloak start a thread inside it. It exits once it has
- * given everything back, so an idle process is single-threaded again. If
- * no helper runs (it could not be started, or it exited while new memory
- * was being mapped), the free that leaves nothing live gives everything
- * back at once, as the release rule always did.
+ * memory (an allocation, when no helper runs), never at a free: a program
+ * that puts itself in a sandbox later (seccomp filters that refuse clone)
+ * and only reuses memory libcloak holds never sees libcloak start a thread
+ * inside it. It exits once it has given everything back, so an idle
+ * process is single-threaded again. If no helper runs (it could not be
+ * started, or it exited while new memory was being mapped), the free that
+ * leaves nothing live gives everything back at once, as the release rule
+ * always did.
  *
- * Fork: the helper does not exist in a child. Before fork, a process with
- * no live secret gives everything back (no child copies free memory); the
- * child starts with no helper, and starts one at once if it inherited
- * secrets.
+ * Fork: the helper does not exist in a child, and a forked child never
+ * starts one (see idle_fork_child): it gives everything back at its last
+ * free, at once, until it execs. Before fork, a process with no live
+ * secret gives everything back, so no child copies free memory.
  */
 #include "idle.h"
 #include "backend.h"
@@ -192,13 +192,13 @@ void idle_fork_parent(void)
 	pthread_mutex_unlock(&idle_lock);
 }
 
-/* After backend.c gave the child its memory (or none). */
+/* The child starts no thread: after fork() in a process with threads (and
+ * the helper may be one), the child may call only async-signal-safe
+ * functions, and a child is often put in a sandbox right after fork. */
 void idle_fork_child(void)
 {
 	pthread_mutex_init(&idle_lock, NULL);
 	cond_ready = false; /* the parent's helper may have been waiting on it */
-	helper = HELPER_NONE;
+	helper = HELPER_UNAVAILABLE;
 	pending = helper_waiting = false;
-	if (!nothing_mapped())
-		helper_start_locked();
 }

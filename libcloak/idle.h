@@ -15,7 +15,8 @@
 #define IDLE_RELEASE_MS 1000
 
 /* After every successful allocation: starts the helper thread if none runs
- * (which happens only when new secret memory was just mapped). */
+ * (which happens only when new secret memory was just mapped), except in a
+ * forked child. */
 void idle_after_alloc(void) CLOAK_HIDDEN;
 /* After every free: if no secret is live now, starts the delay (or, with no
  * helper thread, gives everything back at once). */

@@ -11,7 +11,7 @@
  *   child  (after fork):           mapped and pool keep or forget their
  *            records, then backend gives the child its copies (COPY) or
  *            reserves the parent's addresses (DROP) and releases its lock;
- *            then idle starts the child's helper thread if it has secrets.
+ *            then idle notes that this child starts no helper thread.
  *
  * The fork mode is read once in prepare, under the mapped lock, so mapped,
  * pool and backend agree.
