@@ -107,14 +107,14 @@ static size_t cache_budget(void)
 }
 
 /* The oldest cached mappings go until one of `len` bytes fits in the cache
- * (by count and bytes): the one freed last is the likeliest to be asked for
+ * (by count, and within `budget` bytes): the one freed last is the likeliest to be asked for
  * again, so a burst of small guarded secrets cannot keep a large mapping out
  * for good. Call with map_lock held; returns the records to unmap, linked
  * through next_cached. */
-static struct mapping *cache_make_room(size_t len)
+static struct mapping *cache_make_room(size_t len, size_t budget)
 {
 	struct mapping *evicted = NULL;
-	while (cache && (cache_count >= CACHE_MAX || cache_bytes + len > cache_budget())) {
+	while (cache && (cache_count >= CACHE_MAX || cache_bytes + len > budget)) {
 		struct mapping **oldest = &cache; /* the list is newest first */
 		while ((*oldest)->next_cached)
 			oldest = &(*oldest)->next_cached;
@@ -261,9 +261,10 @@ void mapped_free(void *p)
 	               m->rounded + CANARY_BYTES + sizeof(struct slot_header));
 	pthread_mutex_lock(&map_lock);
 	struct mapping *evicted = NULL;
-	bool keep = m->map->len <= cache_budget();
+	size_t budget = cache_budget();
+	bool keep = m->map->len <= budget;
 	if (keep) {
-		evicted = cache_make_room(m->map->len);
+		evicted = cache_make_room(m->map->len, budget);
 		m->next_cached = cache;
 		cache = m;
 		cache_count++;
