@@ -31,12 +31,21 @@ bench-peers: all
 BENCHES += bench/peers-bench
 
 # Benchmark fragments of their own.
-# libcloak against libsodium and OpenSSL's secure heap, and TLS handshakes.
+# libcloak against libsodium and OpenSSL's secure heap, TLS handshakes, and
+# short-lived openssl commands.
 $(O)/bench/libcloak_bench: bench/libcloak_bench.c $(O)/libcloak/libcloak.a
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Ilibcloak -o $@ $< $(O)/libcloak/libcloak.a -lsodium -lcrypto -pthread
-ALL_TARGETS += $(O)/bench/libcloak_bench
-BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench
+# The start-up figure's two programs: with libcloak.so, and without.
+$(O)/bench/libcloak_start_cloak: bench/libcloak_start.c $(O)/libcloak/libcloak.so
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -DWITH_LIBCLOAK -o $@ $< -L$(O)/libcloak -l:libcloak.so \
+		-Wl,-rpath,$(abspath $(O)/libcloak)
+$(O)/bench/libcloak_start_plain: bench/libcloak_start.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $<
+ALL_TARGETS += $(O)/bench/libcloak_bench $(O)/bench/libcloak_start_cloak $(O)/bench/libcloak_start_plain
+BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench bench/libcloak-cli-bench
 
 include bench/io.mk bench/ssh_agent.mk
 

@@ -10,6 +10,7 @@
  */
 #include "backend.h"
 #include "frontend.h"
+#include "idle.h"
 #include "lifecycle.h"
 #include "mapped.h"
 #include "pool.h"
@@ -43,6 +44,8 @@ static void *alloc(size_t size, size_t align, bool mark)
 	}
 	if (!p)
 		errno = ENOMEM;
+	else
+		idle_after_alloc();
 	return p;
 }
 
@@ -145,11 +148,12 @@ void cloak_secret_free(void *p)
 		pool_free(p);
 	else
 		mapped_free(p);
-	if (!pool_busy() && !mapped_busy()) {
+	/* The free that leaves nothing live: its memory goes back to the kernel
+	 * now or after the idle delay (idle.c); remembered so that a later free
+	 * of the same pointer is named a double free. */
+	if (!pool_busy() && !mapped_busy())
 		remember_given_back(resv, resv_end, kind);
-		pool_release_idle();
-		mapped_release_cache(false);
-	}
+	idle_after_free();
 }
 
 size_t cloak_secret_usable_size(const void *p)

@@ -4,7 +4,7 @@
 # and the benchmark. Objects are built with hidden visibility; the version
 # scripts list what each library exports.
 LIBCLOAK_SRC := libcloak/core.c libcloak/backend.c libcloak/pool.c libcloak/mapped.c \
-        libcloak/stats.c libcloak/lifecycle.c libcloak/api.c libcloak/env.c
+        libcloak/stats.c libcloak/idle.c libcloak/lifecycle.c libcloak/api.c libcloak/env.c
 LIBCLOAK_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/%.o)
 LIBCLOAK_SAN_OBJ := $(LIBCLOAK_SRC:%.c=$(O)/san/%.o)
 LIBCLOAK_CFLAGS := -fPIC -fvisibility=hidden -Ilibcloak
@@ -23,10 +23,11 @@ $(O)/san/libcloak/libcloak.a: $(LIBCLOAK_SAN_OBJ) $(COMMON_SAN_OBJ)
 
 # $(call cloak_shared,OUTPUT,EXTRA_OBJS,VERSION_SCRIPT,LIBS): OUTPUT plus the
 # OUTPUT.0 link its soname asks for, so programs linked in the tree run.
+# -z nodelete: dlclose never unmaps the code the idle-release thread runs.
 define cloak_shared
 $(1): $(LIBCLOAK_OBJ) $(COMMON_OBJ) $(2) $(3)
 	$$(CC) $$(HOST_LDFLAGS) -shared -Wl,-soname,$$(notdir $(1)).$(LIBCLOAK_SO_VERSION) \
-		-Wl,--version-script=$(3) -Wl,-z,defs -o $$@ $(2) $(LIBCLOAK_OBJ) $(COMMON_OBJ) \
+		-Wl,--version-script=$(3) -Wl,-z,defs -Wl,-z,nodelete -o $$@ $(2) $(LIBCLOAK_OBJ) $(COMMON_OBJ) \
 		$(LIBCLOAK_LIBS) $(4)
 	ln -sf $$(notdir $(1)) $(1).$(LIBCLOAK_SO_VERSION)
 endef

@@ -3,20 +3,23 @@
  * Start-up, fork and exit. The fork handlers of every module are called
  * from here, in one order:
  *
- *   prepare (parent, before fork): mapped (lock, empty the reuse cache),
+ *   prepare (parent, before fork): idle (lock; if no secret is live, give
+ *            everything back), mapped (lock, empty the reuse cache),
  *            pool (every lane, then the arena lock), backend (lock; in COPY
  *            mode stage a copy of every secret mapping);
- *   parent (after fork):           the reverse: backend, pool, mapped;
+ *   parent (after fork):           the reverse: backend, pool, mapped, idle;
  *   child  (after fork):           mapped and pool keep or forget their
  *            records, then backend gives the child its copies (COPY) or
- *            reserves the parent's addresses (DROP) and releases its lock.
+ *            reserves the parent's addresses (DROP) and releases its lock;
+ *            then idle notes that this child starts no helper thread.
  *
- * The fork mode is read once in prepare, under the first lock, so all three
- * agree.
+ * The fork mode is read once in prepare, under the mapped lock, so mapped,
+ * pool and backend agree.
  */
 #include "lifecycle.h"
 #include "backend.h"
 #include "env.h"
+#include "idle.h"
 #include "mapped.h"
 #include "pool.h"
 #include "stats.h"
@@ -34,7 +37,8 @@ static int fork_mode_now;
 
 static void fork_prepare(void)
 {
-	mapped_fork_prepare(); /* the first lock: concurrent forks wait here */
+	idle_fork_prepare(); /* the first lock: concurrent forks wait here */
+	mapped_fork_prepare();
 	fork_mode_now = CFG_LOAD(fork_mode);
 	pool_fork_prepare();
 	backend_fork_prepare(fork_mode_now);
@@ -45,6 +49,7 @@ static void fork_parent(void)
 	backend_fork_parent();
 	pool_fork_parent();
 	mapped_fork_parent();
+	idle_fork_parent();
 }
 
 static void fork_child(void)
@@ -52,6 +57,7 @@ static void fork_child(void)
 	mapped_fork_child(fork_mode_now);
 	pool_fork_child(fork_mode_now);
 	backend_fork_child(fork_mode_now);
+	idle_fork_child();
 }
 
 static void do_init(void)

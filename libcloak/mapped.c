@@ -12,10 +12,10 @@
  * Freed mappings are zeroed and kept for reuse (a fresh memfd_secret
  * mapping costs tens of microseconds a page to fault in, the zeroing only
  * what the secret used): up to CACHE_MAX of them and a byte budget within the
- * lock limit. A reused mapping may be larger than asked for; the data still
- * ends at its end, against the guard. The cache goes back to the kernel when
- * no secret at all is live (api.c), when an allocation hits the lock limit,
- * and before fork.
+ * lock limit, the oldest making room for the newest. A reused mapping may be
+ * larger than asked for; the data still ends at its end, against the guard.
+ * The cache goes back to the kernel once no secret at all is live (idle.c),
+ * when an allocation hits the lock limit, and before fork.
  */
 #include "mapped.h"
 
@@ -104,6 +104,38 @@ static size_t cache_budget(void)
 {
 	uint64_t limit = backend_memlock_limit();
 	return limit / 4 < CACHE_BYTES_MAX ? (size_t)(limit / 4) : CACHE_BYTES_MAX;
+}
+
+/* The oldest cached mappings go until one of `len` bytes fits in the cache
+ * (by count, and within `budget` bytes): the one freed last is the likeliest to be asked for
+ * again, so a burst of small guarded secrets cannot keep a large mapping out
+ * for good. Call with map_lock held; returns the records to unmap, linked
+ * through next_cached. */
+static struct mapping *cache_make_room(size_t len, size_t budget)
+{
+	struct mapping *evicted = NULL;
+	while (cache && (cache_count >= CACHE_MAX || cache_bytes + len > budget)) {
+		struct mapping **oldest = &cache; /* the list is newest first */
+		while ((*oldest)->next_cached)
+			oldest = &(*oldest)->next_cached;
+		struct mapping *m = *oldest;
+		*oldest = NULL;
+		cache_count--;
+		cache_bytes -= m->map->len;
+		records_remove(m);
+		m->next_cached = evicted;
+		evicted = m;
+	}
+	return evicted;
+}
+
+static void unmap_list(struct mapping *list)
+{
+	for (struct mapping *m = list, *next; m; m = next) {
+		next = m->next_cached;
+		backend_unmap(m->map);
+		free(m);
+	}
 }
 
 void *mapped_alloc(size_t size, size_t align, bool mark)
@@ -228,8 +260,11 @@ void mapped_free(void *p)
 	explicit_bzero(user - CANARY_BYTES - sizeof(struct slot_header),
 	               m->rounded + CANARY_BYTES + sizeof(struct slot_header));
 	pthread_mutex_lock(&map_lock);
-	bool keep = cache_count < CACHE_MAX && cache_bytes + m->map->len <= cache_budget();
+	struct mapping *evicted = NULL;
+	size_t budget = cache_budget();
+	bool keep = m->map->len <= budget;
 	if (keep) {
+		evicted = cache_make_room(m->map->len, budget);
 		m->next_cached = cache;
 		cache = m;
 		cache_count++;
@@ -238,6 +273,7 @@ void mapped_free(void *p)
 		records_remove(m);
 	}
 	pthread_mutex_unlock(&map_lock);
+	unmap_list(evicted);
 	if (!keep) {
 		backend_unmap(m->map);
 		free(m);
@@ -321,15 +357,6 @@ static struct mapping *cache_detach(void)
 	cache = NULL;
 	cache_count = cache_bytes = 0;
 	return list;
-}
-
-static void unmap_list(struct mapping *list)
-{
-	for (struct mapping *m = list, *next; m; m = next) {
-		next = m->next_cached;
-		backend_unmap(m->map);
-		free(m);
-	}
 }
 
 void mapped_release_cache(bool always)
