@@ -268,7 +268,9 @@ static struct run *run_new(unsigned cls, unsigned lane)
 		a = arena_new(size, need);
 		first = 0;
 	}
-	if (!a) {
+	/* The run's pages are faulted in before they are handed out: past the
+	 * lock limit that is an error here, not a SIGBUS at a store later. */
+	if (!a || !backend_populate(a->map, ((size_t)first + pages) * PAGE_SIZE_BYTES)) {
 		pthread_mutex_unlock(&arena_lock);
 		free(r);
 		return NULL;
