@@ -23,6 +23,8 @@ int secretmem_fd(void)
 	return (int)syscall(SYS_memfd_secret, (unsigned int)O_CLOEXEC);
 }
 
+static bool has_cap_ipc_lock(void);
+
 #ifndef GRND_INSECURE
 #define GRND_INSECURE 0x0004 /* Linux 5.6; memfd_secret needs 5.14 */
 #endif
@@ -70,7 +72,8 @@ void *secretmem_map(size_t len, int *fd_out)
 		return NULL;
 	}
 	/* Children must never inherit secrets (MADV_WIPEONFORK is EINVAL here). */
-	if (madvise(p, len, MADV_DONTFORK) != 0 || secretmem_populate(p, len) != 0) {
+	if (madvise(p, len, MADV_DONTFORK) != 0 ||
+	    (!has_cap_ipc_lock() && secretmem_populate(p, len) != 0)) {
 		int e = errno;
 		munmap(p, len);
 		close(fd);

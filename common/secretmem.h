@@ -16,8 +16,11 @@
 int secretmem_fd(void);
 
 /* A MAP_SHARED secret mapping of `len` bytes (a page multiple), marked
- * MADV_DONTFORK so children never inherit it, every page faulted in
- * (secretmem_populate). If fd_out is non-NULL the memfd stays open and is
+ * MADV_DONTFORK so children never inherit it. Without CAP_IPC_LOCK every
+ * page is faulted in (secretmem_populate), so that no later store can be a
+ * SIGBUS; with it the kernel applies no lock limit to secret memory, on
+ * either accounting, and pages are faulted in when first used (faulting in
+ * 64 MiB costs about a second on a nested host). If fd_out is non-NULL the memfd stays open and is
  * returned there; otherwise it is closed (the mapping keeps the memory
  * alive). Returns NULL with errno set: ENOSYS (no memfd_secret), EAGAIN
  * (RLIMIT_MEMLOCK too small, whether the kernel said so at mmap or at the
