@@ -33,6 +33,7 @@ exhaust() {
 	fi
 	run timeout 300 "${cmd[@]}"
 	echo "$output"
+	sed 's/^/# /' <<<"$output" >&3 # how far each got, in the log of a passing run too
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'then NULL: RLIMIT_MEMLOCK exhausted' <<<"$output")" -eq "$2" ]
 }
