@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +21,36 @@
 int secretmem_fd(void)
 {
 	return (int)syscall(SYS_memfd_secret, (unsigned int)O_CLOEXEC);
+}
+
+static bool has_cap_ipc_lock(void);
+
+#ifndef GRND_INSECURE
+#define GRND_INSECURE 0x0004 /* Linux 5.6; memfd_secret needs 5.14 */
+#endif
+#define POPULATE_PAGE 4096
+
+/* One byte a page, written by getrandom(2): it needs no descriptor (so it
+ * works in a chroot or a sandbox that allows what libc's own random calls
+ * need), never blocks with GRND_INSECURE, and its copy to user space fails
+ * with EFAULT where a store would be a SIGBUS. The byte is zeroed again by
+ * a store, which can no longer fault. */
+int secretmem_populate(void *p, size_t len)
+{
+	for (size_t off = 0; off < len; off += POPULATE_PAGE) {
+		volatile unsigned char *page = (unsigned char *)p + off;
+		ssize_t n;
+		do
+			n = getrandom((void *)page, 1, GRND_INSECURE);
+		while (n < 0 && errno == EINTR);
+		if (n != 1) {
+			if (n >= 0 || errno == EFAULT)
+				errno = EAGAIN;
+			return -1;
+		}
+		*page = 0;
+	}
+	return 0;
 }
 
 void *secretmem_map(size_t len, int *fd_out)
@@ -41,7 +72,8 @@ void *secretmem_map(size_t len, int *fd_out)
 		return NULL;
 	}
 	/* Children must never inherit secrets (MADV_WIPEONFORK is EINVAL here). */
-	if (madvise(p, len, MADV_DONTFORK) != 0) {
+	if (madvise(p, len, MADV_DONTFORK) != 0 ||
+	    (!has_cap_ipc_lock() && secretmem_populate(p, len) != 0)) {
 		int e = errno;
 		munmap(p, len);
 		close(fd);

@@ -133,9 +133,11 @@ static bool map_fallback(char *p, size_t len)
 }
 
 /* A memfd_secret file of `len` bytes mapped at p (which the caller owns),
- * MADV_DONTFORK. With `noreplace`, p must be unmapped (a forked child
- * refilling the hole its parent's mapping left). */
-static bool map_secretmem(char *p, size_t len, bool noreplace)
+ * MADV_DONTFORK, its first `populate` bytes faulted in (secretmem_populate:
+ * a page the lock limit does not allow fails the mapping with EAGAIN here,
+ * instead of a SIGBUS at its first store). With `noreplace`, p must be
+ * unmapped (a forked child refilling the hole its parent's mapping left). */
+static bool map_secretmem(char *p, size_t len, bool noreplace, size_t populate)
 {
 	int fd = secretmem_fd();
 	if (fd < 0)
@@ -151,7 +153,8 @@ static bool map_secretmem(char *p, size_t len, bool noreplace)
 		q = MAP_FAILED;
 		e = EEXIST;
 	}
-	if (q == MAP_FAILED || madvise(p, len, MADV_DONTFORK) != 0) {
+	if (q == MAP_FAILED || madvise(p, len, MADV_DONTFORK) != 0 ||
+	    secretmem_populate(p, populate) != 0) {
 		if (q != MAP_FAILED) {
 			e = errno;
 			munmap(p, len);
@@ -220,8 +223,12 @@ struct secret_map *backend_map(size_t len, size_t lead, bool guard, enum map_kin
 	m->backend = backend;
 	m->kind = kind;
 	m->owner = owner;
-	bool ok = backend == CLOAK_SECRET_BACKEND_SECRETMEM ? map_secretmem(m->base, len, false)
-	                                                     : map_fallback(m->base, len);
+	/* mlock faults every page in; an arena's secret pages wait for
+	 * backend_populate. */
+	m->populated = backend == CLOAK_SECRET_BACKEND_MLOCK || kind != MAP_KIND_ARENA ? len : 0;
+	bool ok = backend == CLOAK_SECRET_BACKEND_SECRETMEM
+	                  ? map_secretmem(m->base, len, false, m->populated)
+	                  : map_fallback(m->base, len);
 	if (!ok) {
 		int err = errno;
 		munmap(m->resv, m->resv_len);
@@ -248,6 +255,18 @@ struct secret_map *backend_map(size_t len, size_t lead, bool guard, enum map_kin
 		__atomic_store_n(&secretmem_files, secretmem_files + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&backend_mutex);
 	return m;
+}
+
+bool backend_populate(struct secret_map *m, size_t end)
+{
+	if (end <= m->populated)
+		return true;
+	if (secretmem_populate(m->base + m->populated, end - m->populated) != 0) {
+		explain_failure(end - m->populated, errno);
+		return false;
+	}
+	m->populated = end;
+	return true;
 }
 
 void backend_unmap(struct secret_map *m)
@@ -327,6 +346,10 @@ static bool stage_pages(struct secret_map *m, size_t off, size_t n)
 	               (off_t)(m->fork_offset + off));
 	if (w == MAP_FAILED)
 		return false;
+	if (secretmem_populate(w, n) != 0) { /* the lock limit: an error, not a SIGBUS */
+		munmap(w, n);
+		return false;
+	}
 	SNAPSHOT_BEGIN();
 	memcpy(w, m->base + off, n);
 	SNAPSHOT_END();
@@ -457,7 +480,7 @@ static void child_copy(void)
 				          "raise RLIMIT_MEMLOCK", m->len >> 10, strerror(errno));
 			continue;
 		}
-		if (!map_secretmem(m->base, m->len, true))
+		if (!map_secretmem(m->base, m->len, true, m->populated))
 			cloak_die("fork: cannot map the child's copy of %zu KiB of secrets at %p (%s); "
 			          "raise RLIMIT_MEMLOCK, or choose CLOAK_FORK=drop", m->len >> 10,
 			          (void *)m->base, strerror(errno));

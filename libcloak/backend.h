@@ -32,6 +32,7 @@ struct secret_map {
 	void *owner;        /* the pool's arena or mapped.c's record */
 	struct secret_map *next, *prev; /* every live mapping */
 	size_t fork_offset; /* where its copy sits in the file a forked child copies from */
+	size_t populated;   /* bytes from base faulted in (backend_populate) */
 };
 
 /* What backend_lookup returns for addresses of a parent's secrets in a child
@@ -48,6 +49,17 @@ int backend_current(void) CLOAK_HIDDEN;
  * caller may give back cached memory and try again. */
 struct secret_map *backend_map(size_t len, size_t lead, bool guard, enum map_kind kind,
                                void *owner) CLOAK_HIDDEN;
+/* Every page of a MAP_KIND_MAPPED mapping is faulted in by backend_map; an
+ * arena's pages only when backend_populate hands them out, so that an arena
+ * charges the lock limit only for what its runs use. Some kernels charge
+ * secret pages to RLIMIT_MEMLOCK when they are first touched, per user, and
+ * a store past the limit is then a SIGBUS: faulting pages in through a
+ * system call before they are handed out turns that into an error. */
+/* Faults in m's pages up to base + end (from where the last call stopped:
+ * arenas hand out their lowest free pages first). false with a diagnostic
+ * and errno EAGAIN (the lock limit) or ENOMEM; pages faulted in stay so.
+ * Call with the owner's lock held. */
+bool backend_populate(struct secret_map *m, size_t end) CLOAK_HIDDEN;
 /* Unmaps the pages and releases the reservation. */
 void backend_unmap(struct secret_map *m) CLOAK_HIDDEN;
 /* mprotect with the mode recorded, so copies for children get it too. */

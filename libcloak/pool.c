@@ -253,6 +253,7 @@ static struct run *run_new(unsigned cls, unsigned lane)
 	pthread_mutex_lock(&arena_lock);
 	struct arena *a;
 	long first = -1;
+	bool fresh = false;
 	for (a = arenas; a; a = a->next)
 		if (a->free_pages >= pages && (first = find_free_pages(a, pages)) >= 0)
 			break;
@@ -267,6 +268,19 @@ static struct run *run_new(unsigned cls, unsigned lane)
 			size = need;
 		a = arena_new(size, need);
 		first = 0;
+		fresh = true;
+	}
+	/* The run's pages are faulted in before they are handed out: past the
+	 * lock limit that is an error here, not a SIGBUS at a store later (a
+	 * new arena that got no page goes back at once). */
+	if (a && !backend_populate(a->map, ((size_t)first + pages) * PAGE_SIZE_BYTES)) {
+		int err = errno;
+		if (fresh && !a->map->populated) {
+			spare_arenas--;
+			arena_unmap(a);
+		}
+		a = NULL;
+		errno = err;
 	}
 	if (!a) {
 		pthread_mutex_unlock(&arena_lock);

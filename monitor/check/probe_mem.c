@@ -427,19 +427,38 @@ static void probe_wipe(struct backend_report *rep, struct guestmem *gm,
 		close(fd);
 		return;
 	}
+	/* Each page is read through a pipe, never by a load: where the kernel
+	 * charges a secret page to RLIMIT_MEMLOCK when it is touched, a load
+	 * past the limit is a SIGBUS, and the same fault inside write(2) is an
+	 * EFAULT this probe can report. */
 	uint64_t marked = 0, nonzero = 0;
-	for (uint64_t off = 0; off < PROBE_MEM; off += PG) {
-		if (!memcmp(p + off, marker, 64))
+	static uint64_t page[PG / 8];
+	int pfd[2];
+	int err = pipe2(pfd, O_CLOEXEC) ? errno : 0;
+	bool pfd_ok = !err;
+	for (uint64_t off = 0; !err && off < PROBE_MEM; off += PG) {
+		if (write(pfd[1], p + off, PG) != (ssize_t)PG || read(pfd[0], page, PG) != (ssize_t)PG) {
+			err = errno ? errno : EIO;
+			break;
+		}
+		if (!memcmp(page, marker, 64))
 			marked++;
-		for (uint64_t i = 0; i < PG; i += 8)
-			if (*(const uint64_t *)(p + off + i)) {
+		for (uint64_t i = 0; i < PG / 8; i++)
+			if (page[i]) {
 				nonzero++;
 				break;
 			}
 	}
+	if (pfd_ok) {
+		close(pfd[0]);
+		close(pfd[1]);
+	}
 	munmap(p, PROBE_MEM);
 	close(fd);
-	if (nonzero)
+	if (err)
+		set(r, PV_UNKNOWN, "cannot read the released memory back: %s%s", errname(err),
+		    err == EFAULT ? " (a page past RLIMIT_MEMLOCK: raise `ulimit -l`)" : "");
+	else if (nonzero)
 		set(r, PV_NO, "after release %llu of %llu pages still hold data (%llu the marker)",
 		    (unsigned long long)nonzero, PROBE_MEM / PG, (unsigned long long)marked);
 	else

@@ -80,6 +80,18 @@ static int memlock_refusal(struct membacking *mb, struct fail *f)
 {
 	struct memlock_info mi;
 	memlock_query(&mi);
+	/* The limit can be large enough and still be used up: by this
+	 * process's other locked memory, or, on kernels that charge secret
+	 * pages at first touch, per user, by the user's other processes
+	 * (secretmem_populate found out). */
+	if (mi.soft >= mb->size && !mi.cap_ipc_lock)
+		return fail_set(f, CLOAK_EXIT_NOHOST,
+				"RLIMIT_MEMLOCK (%llu KiB) covers the %llu MiB of secret guest memory, "
+				"but other locked memory holds part of it (some kernels charge secret "
+				"memory per user, so your other processes count): raise it (ulimit -l; "
+				"docs/running.md), lower --mem, or use --memory=shared without "
+				"protection",
+				(unsigned long long)(mi.soft >> 10), (unsigned long long)(mb->size >> 20));
 	return fail_set(f, CLOAK_EXIT_NOHOST,
 			"RLIMIT_MEMLOCK (%llu KiB) is below the %llu MiB of secret guest memory: "
 			"raise it (ulimit -l %llu; docs/running.md), lower --mem, or use "

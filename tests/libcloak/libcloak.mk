@@ -53,6 +53,12 @@ $(O)/tests/libcloak/static_openssl_user: tests/libcloak/static_openssl_user.c
 ALL_TARGETS += $(O)/tests/libcloak/secure_heap_user $(O)/tests/libcloak/dlmopen_user \
         $(O)/tests/libcloak/static_openssl_user
 
+# Runs processes out of secret memory (exhaust.bats).
+$(O)/tests/libcloak/exhaust_user: tests/libcloak/exhaust_user.c $(LIBCLOAK_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< $(LIBCLOAK_A) -pthread
+ALL_TARGETS += $(O)/tests/libcloak/exhaust_user
+
 $(O)/tests/libcloak/sodium_user: tests/libcloak/sodium_user.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lsodium
@@ -75,7 +81,8 @@ check-tsan: $(O)/.deps-ok $(LIBCLOAK_TSAN_TESTS:%=$(O)/tsan/tests/libcloak/%)
 export CLOAK_BUILD_DIR := $(abspath $(O))
 export CLOAK_BUILD_O := $(O)
 TESTS += tests/libcloak/libcloak.bats tests/libcloak/openssl.bats tests/libcloak/headers.bats \
-	tests/libcloak/nginx.bats tests/libcloak/env.bats tests/libcloak/sshd.bats
+	tests/libcloak/nginx.bats tests/libcloak/env.bats tests/libcloak/sshd.bats \
+	tests/libcloak/exhaust.bats
 
 # A program that sandboxes itself with seccomp before it exits (env.bats:
 # CLOAK_STATS must print with write alone).
