@@ -19,7 +19,7 @@
 #include "agent_wire.h"
 
 /* Room for the largest reply: every key with the longest comment. */
-#define AGENT_REPLY_MAX (5 + AGENT_KEYS_MAX * (8 + AGENT_P256_BLOB + AGENT_COMMENT_MAX))
+#define AGENT_REPLY_MAX (5 + AGENT_KEYS_MAX * (8 + AGENT_BLOB_MAX + AGENT_COMMENT_MAX))
 
 struct agent_env {
 	/* Monotonic nanoseconds (lifetimes). */
