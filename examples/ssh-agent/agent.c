@@ -120,7 +120,7 @@ static size_t add(struct agent *a, const struct agent_request *req, uint8_t *out
 {
 	const struct agent_constraints *c = &req->u.add.c;
 	enum agent_key_type t = req->u.add.key_type;
-	if (c->confirm)
+	if (c->confirm || (t == AGENT_KEY_ED25519 && !a->env->ed25519))
 		return status(a, out, SSH_AGENT_FAILURE);
 	/* The secret, left-padded to 32 bytes (a P-256 scalar may be
 	 * shorter); the given public part must be its own, so what the agent
@@ -175,7 +175,8 @@ static void ext_reply(struct wire_writer *w, uint8_t *out, const char *name)
 static size_t keygen(struct agent *a, struct wire_bytes contents, uint8_t *out)
 {
 	struct agent_keygen kg;
-	if (agent_parse_keygen(contents, &kg) != AGENT_PARSE_OK || kg.c.confirm)
+	if (agent_parse_keygen(contents, &kg) != AGENT_PARSE_OK || kg.c.confirm ||
+	    (kg.key_type == AGENT_KEY_ED25519 && !a->env->ed25519))
 		return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
 	br_hmac_drbg_context drbg;
 	uint8_t d[AGENT_SECRET_MAX], q[AGENT_PUB_MAX];

@@ -32,6 +32,9 @@ struct agent_env {
 	void *ctx;
 	/* Answer keyhash@cloak (tests only, see docs/ssh-agent.md). */
 	bool test_hooks;
+	/* Ed25519 can run here (agent_ed25519.h: the CPU, not KVM's
+	 * emulator, runs guest code); otherwise Ed25519 keys are refused. */
+	bool ed25519;
 };
 
 struct agent {

@@ -33,7 +33,7 @@ static bool seed(void *ctx, br_hmac_drbg_context *d)
 	return true;
 }
 
-static const struct agent_env env = { now, seed, NULL, NULL, true };
+static const struct agent_env env = { now, seed, NULL, NULL, true, true };
 static struct agent ag;
 static uint8_t out[AGENT_REPLY_MAX];
 

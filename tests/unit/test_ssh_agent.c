@@ -46,7 +46,7 @@ static void delay(void *ctx, uint64_t ns)
 	delayed_ns = ns;
 }
 
-static struct agent_env env = { now, seed, delay, NULL, false };
+static struct agent_env env = { now, seed, delay, NULL, false, true };
 static struct agent ag;
 static uint8_t out[AGENT_REPLY_MAX];
 
@@ -58,6 +58,7 @@ static int setup(void **state)
 	fake_now = 1000;
 	seeds = delays = 0;
 	env.test_hooks = false;
+	env.ed25519 = true;
 	agent_init(&ag, &env);
 	for (int i = 0; i < 32; i++)
 		key_d[i] = (uint8_t)(0x41 + i); /* top bit clear: no sign byte */
@@ -685,6 +686,23 @@ static void test_ed25519_add_refusals(void **state)
 	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_MALFORMED);
 	assert_int_equal(listed(), 0);
 	assert_false(agent_holds_scalar(rfc_seed));
+	/* Where Ed25519 cannot run (an emulating KVM), a good add and a
+	 * keygen are refused, and nothing of the seed is kept. */
+	env.ed25519 = false;
+	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
+	struct wire_writer w;
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
+	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
+	wire_put_cstring(&w, AGENT_ED25519_NAME);
+	wire_put_cstring(&w, "c");
+	assert_int_equal(call(m, w.len, NULL), SSH_AGENT_EXTENSION_FAILURE);
+	assert_int_equal(listed(), 0);
+	assert_false(agent_holds_scalar(rfc_seed));
+	env.ed25519 = true;
+	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_SUCCESS); /* the control */
 }
 
 static void test_ed25519_keygen(void **state)
