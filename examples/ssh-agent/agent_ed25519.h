@@ -21,7 +21,7 @@
 
 /* The public key A of a seed. */
 bool ed25519_public(const uint8_t seed[AGENT_ED25519_SEED], uint8_t pub[AGENT_ED25519_PUB]);
-/* data signed with the key (seed, pub): R || S. pub must be the seed's. */
+/* data signed with the key (seed, pub): R || S. pub must be seed's own. */
 bool ed25519_sign(const uint8_t seed[AGENT_ED25519_SEED], const uint8_t pub[AGENT_ED25519_PUB],
 		  const void *data, size_t len, uint8_t sig[64]);
 /* A new key from drbg. */

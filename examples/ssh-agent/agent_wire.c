@@ -309,7 +309,7 @@ static enum agent_parse get_constraints(struct wire_reader *r, struct agent_cons
 }
 
 /* Ed25519's private part, as OpenSSH sends it: string A, string
- * (seed || A). Sets the public key and the seed; false if malformed or
+ * (seed || A). Sets the public key and the secret; false if malformed or
  * if the two copies of A differ. */
 static bool get_ed25519_private(struct wire_reader *r, struct agent_request *req)
 {

@@ -5,7 +5,7 @@ files and process memory, in every encoding a leak could take.
 
   keyscan.py scalar KEYFILE          print the scalar (hex) of an unencrypted
                                      OpenSSH ECDSA P-256 private key file, or
-                                     the seed of an Ed25519 one
+                                     an Ed25519 key's seed
   keyscan.py ed25519-derived KEYFILE print the two halves of SHA-512(seed) of
                                      an Ed25519 key file, one a line: the
                                      clamped signing scalar and the nonce key

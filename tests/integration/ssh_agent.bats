@@ -301,7 +301,7 @@ ssh_login() {
 	[ "$output" = "The agent has no identities." ]
 }
 
-@test "Ed25519: ssh-add, -l and -L; ssh-keygen -Y sign verifies; ssh logs in to sshd after the key file is deleted; the seed and its SHA-512 halves are in no later traffic, output or dump" {
+@test "Ed25519: ssh-add, -l and -L; ssh-keygen -Y sign verifies; ssh logs in to sshd after the key file is deleted; its seed and the SHA-512 halves of it are in no later traffic, output or dump" {
 	need_kvm
 	need_native_cpu
 	start_sshd
@@ -313,7 +313,7 @@ ssh_login() {
 	secrets=("$("$SCAN" scalar "$TMP/ed")")
 	mapfile -t -O 1 secrets < <("$SCAN" ed25519-derived "$TMP/ed")
 	[ "${#secrets[@]}" -eq 3 ]
-	# Control: the scanner finds the seed in the key file.
+	# Control: the scanner finds the key's seed in the key file.
 	run "$SCAN" key "${secrets[0]}" "$TMP/ed"
 	[ "$status" -eq 1 ]
 	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
@@ -344,7 +344,7 @@ ssh_login() {
 	[ "$status" -eq 0 ]
 	run ! ssh_login "$TMP/ed.pub"
 	run ! sign_verify "$TMP/ed.pub"
-	# Control: the add's own traffic carries the seed (it crosses once).
+	# Control: the add's own traffic carries the key's seed (it crosses once).
 	run "$SCAN" key "${secrets[0]}" "$TMP/traffic.0"
 	[ "$status" -eq 1 ]
 	[[ $output == *"found big-endian"* ]]
@@ -478,7 +478,7 @@ ssh_login() {
 	[ "$status" -eq 0 ] || { echo "after the lifetime: $output"; return 1; }
 }
 
-@test "--memory=shared, Ed25519: the seed is in guest RAM while held; after -d neither it nor the SHA-512 halves a signature derives from it are" {
+@test "--memory=shared, Ed25519: the key's seed is in guest RAM while held; after -d neither it nor the SHA-512 halves a signature derives from it are" {
 	need_kvm
 	need_root
 	need_native_cpu

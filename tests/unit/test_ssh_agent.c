@@ -656,7 +656,7 @@ static void test_ed25519_add_list_sign_remove(void **state)
 	assert_int_equal(crypto_sign_ed25519_verify_detached(sig, (const uint8_t *)"a login", 7,
 							     rfc_pub), 0);
 	assert_int_equal(sign_and_verify("the P-256 key still signs"), SSH_AGENT_SIGN_RESPONSE);
-	/* Remove: the seed is gone, the other key stays. */
+	/* Remove: its seed is gone, the other key stays. */
 	uint8_t rm[128];
 	wire_writer_init(&w, rm, sizeof rm);
 	wire_put_u8(&w, SSH_AGENTC_REMOVE_IDENTITY);
@@ -677,7 +677,7 @@ static void test_ed25519_add_refusals(void **state)
 	size_t n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, other, 64);
 	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_MALFORMED);
 	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
-	/* A consistent message whose A is not the seed's public key. */
+	/* A consistent message whose A is not its seed's public key. */
 	n = ed_add_msg(m, sizeof m, rfc_seed, other, other, 64);
 	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
 	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
@@ -687,7 +687,7 @@ static void test_ed25519_add_refusals(void **state)
 	assert_int_equal(listed(), 0);
 	assert_false(agent_holds_scalar(rfc_seed));
 	/* Where Ed25519 cannot run (an emulating KVM), a good add and a
-	 * keygen are refused, and nothing of the seed is kept. */
+	 * keygen are refused, and nothing of its seed is kept. */
 	env.ed25519 = false;
 	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
 	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
