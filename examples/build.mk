@@ -5,10 +5,12 @@ KEYVAULT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/keyvault/*.c))
 $(eval $(call guest_elf,$(O)/examples/keyvault.elf,$(KEYVAULT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a))
 ALL_TARGETS += $(O)/examples/keyvault.elf
 # The ssh-agent guest (examples/ssh-agent; docs/ssh-agent.md). It reuses the
-# keyvault's entropy mix and the shims Debian's libbearssl.a needs.
+# keyvault's entropy mix and the shims Debian's libbearssl.a needs; Ed25519
+# is Debian's libsodium.a, of which only the signing objects are linked
+# (sodium_shim.c supplies what they call).
 SSH_AGENT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/ssh-agent/*.c)) \
 	$(O)/guest/examples/keyvault/compat.o $(O)/guest/examples/keyvault/entropy.o
-$(eval $(call guest_elf,$(O)/examples/ssh-agent.elf,$(SSH_AGENT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a))
+$(eval $(call guest_elf,$(O)/examples/ssh-agent.elf,$(SSH_AGENT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a /usr/lib/x86_64-linux-gnu/libsodium.a))
 ALL_TARGETS += $(O)/examples/ssh-agent.elf
 # Installed where tools/cloak-ssh-agent looks for it ($PREFIX/lib/cloak).
 .PHONY: install-ssh-agent-guest
@@ -18,7 +20,8 @@ install-ssh-agent-guest: $(O)/examples/ssh-agent.elf
 	install -m 644 $(O)/examples/ssh-agent.elf $(DESTDIR)$(PREFIX)/lib/cloak/ssh-agent.elf
 # Host builds of the agent's modules (all but the guest's main.c), for
 # unit tests, the fuzz target and the host tools; plus sanitizer twins.
-SSH_AGENT_HOST_SRC := $(filter-out examples/ssh-agent/main.c,$(wildcard examples/ssh-agent/*.c))
+SSH_AGENT_HOST_SRC := $(filter-out examples/ssh-agent/main.c examples/ssh-agent/sodium_shim.c,\
+	$(wildcard examples/ssh-agent/*.c))
 SSH_AGENT_HOST_OBJ := $(SSH_AGENT_HOST_SRC:%.c=$(O)/host/%.o)
 $(O)/host/examples/ssh-agent/%.o: examples/ssh-agent/%.c
 	@mkdir -p $(dir $@)

@@ -25,6 +25,7 @@
 #include "process/sandbox.h"
 #include "process/signals.h"
 #include "test_hooks.h"
+#include "x86/cpu.h"
 #include "x86/pagetable.h"
 #include "x86/vcpu_wipe.h"
 
@@ -152,8 +153,9 @@ static int boot(struct session *s, const struct options *o, const struct elf_ima
 	argv[0] = (char *)(slash ? slash + 1 : o->guest);
 	for (int i = 0; i < o->guest_argc; i++)
 		argv[i + 1] = o->guest_argv[i];
-	if (boot_write_info(vm, img->highest, CLOAK_CAP_PROTECT | devices_caps(vm->dev),
-			    o->guest_argc + 1, argv, f))
+	uint64_t caps = CLOAK_CAP_PROTECT | devices_caps(vm->dev) |
+			(cpu_host_hw_virt() ? CLOAK_CAP_NATIVE_CPU : 0);
+	if (boot_write_info(vm, img->highest, caps, o->guest_argc + 1, argv, f))
 		return -1;
 	console_init();
 	signals_set_run(vm->run);

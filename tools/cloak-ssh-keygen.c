@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * cloak-ssh-keygen: asks a cloak ssh-agent to generate an ECDSA P-256 key
- * inside its protected guest (the keygen@cloak extension) and prints the
- * public key in OpenSSH's one-line format, for authorized_keys or
- * ssh-keygen -Y verify. The private key never exists outside the guest.
+ * cloak-ssh-keygen: asks a cloak ssh-agent to generate a key inside its
+ * protected guest (the keygen@cloak extension) and prints the public key
+ * in OpenSSH's one-line format, for authorized_keys or ssh-keygen -Y
+ * verify. The private key never exists outside the guest.
  *
- *   cloak-ssh-keygen [-a SOCKET] [-C COMMENT] [-t SECONDS] [-f FILE.pub]
+ *   cloak-ssh-keygen [-t ecdsa|ed25519] [-a SOCKET] [-C COMMENT] [-L SECONDS]
+ *                    [-f FILE.pub]
  *
+ * -t: the key type, as ssh-keygen names it (default ecdsa: P-256);
  * -a: the agent's socket (default $SSH_AUTH_SOCK); -C: the key's comment
- * (default "cloak@HOSTNAME"); -t: the key's lifetime in the agent; -f:
+ * (default "cloak@HOSTNAME"); -L: the key's lifetime in the agent; -f:
  * write the line to FILE.pub instead of standard output.
  * Exit status: 0 done; 1 the agent could not be reached or refused; 2 usage.
  * The message encoding is the agent's own parser module (agent_wire.c);
@@ -36,7 +38,8 @@ static void die(int status, const char *fmt, const char *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cloak-ssh-keygen [-a SOCKET] [-C COMMENT] [-t SECONDS] [-f FILE.pub]\n");
+	fprintf(stderr, "usage: cloak-ssh-keygen [-t ecdsa|ed25519] [-a SOCKET] [-C COMMENT] "
+			"[-L SECONDS] [-f FILE.pub]\n");
 	exit(2);
 }
 
@@ -84,17 +87,27 @@ int main(int argc, char **argv)
 	const char *sock = getenv("SSH_AUTH_SOCK"), *out_path = NULL;
 	char comment[256] = "";
 	long lifetime = -1;
+	enum agent_key_type type = AGENT_KEY_P256;
 	int c;
-	while ((c = getopt(argc, argv, "a:C:t:f:h")) != -1) {
+	while ((c = getopt(argc, argv, "a:C:t:L:f:h")) != -1) {
 		switch (c) {
 		case 'a': sock = optarg; break;
 		case 'C': snprintf(comment, sizeof comment, "%s", optarg); break;
 		case 'f': out_path = optarg; break;
-		case 't': {
+		case 't':
+			if (!strcmp(optarg, "ecdsa") || !strcmp(optarg, AGENT_P256_NAME))
+				type = AGENT_KEY_P256;
+			else if (!strcmp(optarg, "ed25519") || !strcmp(optarg, AGENT_ED25519_NAME))
+				type = AGENT_KEY_ED25519;
+			else
+				die(2, "-t takes a key type the agent can make, ecdsa or ed25519, "
+				       "not '%s'", optarg);
+			break;
+		case 'L': {
 			char *end;
 			lifetime = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || lifetime < 1 || lifetime > 0x7fffffffL)
-				die(2, "-t takes a lifetime in seconds (1 or more), not '%s'", optarg);
+				die(2, "-L takes a lifetime in seconds (1 or more), not '%s'", optarg);
 			break;
 		}
 		default: usage();
@@ -116,7 +129,7 @@ int main(int argc, char **argv)
 	wire_writer_init(&w, req, sizeof req);
 	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
 	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
-	wire_put_cstring(&w, AGENT_P256_NAME);
+	wire_put_cstring(&w, agent_key_name(type));
 	wire_put_cstring(&w, comment);
 	if (lifetime > 0) {
 		wire_put_u8(&w, SSH_AGENT_CONSTRAIN_LIFETIME);
@@ -130,20 +143,21 @@ int main(int argc, char **argv)
 
 	struct wire_reader r;
 	wire_reader_init(&r, reply, n);
-	uint8_t type = wire_get_u8(&r);
-	if (type != SSH_AGENT_EXTENSION_RESPONSE)
+	if (wire_get_u8(&r) != SSH_AGENT_EXTENSION_RESPONSE)
 		die(1, "%s", "the agent refused to generate a key (it is locked, is full, or is "
 			     "not a cloak ssh-agent: OpenSSH's ssh-agent has no keygen@cloak)");
 	struct wire_bytes name = wire_get_string(&r), blob = wire_get_string(&r);
-	if (!wire_done(&r) || !wire_bytes_eq(name, AGENT_EXT_KEYGEN) || !wire_p256_blob_point(blob))
+	const uint8_t *pub;
+	if (!wire_done(&r) || !wire_bytes_eq(name, AGENT_EXT_KEYGEN) ||
+	    wire_key_blob_parse(blob, &pub) != type)
 		die(1, "%s", "the agent's keygen@cloak reply is malformed");
 
-	char b64[4 * (AGENT_P256_BLOB + 2) / 3 + 4];
+	char b64[4 * (AGENT_BLOB_MAX + 2) / 3 + 4];
 	EVP_EncodeBlock((unsigned char *)b64, blob.p, (int)blob.len);
 	FILE *f = out_path ? fopen(out_path, "w") : stdout;
 	if (!f)
 		die(1, "cannot write %s", out_path);
-	fprintf(f, "%s %s %s\n", AGENT_P256_NAME, b64, comment);
+	fprintf(f, "%s %s %s\n", agent_key_name(type), b64, comment);
 	if (fflush(f) || (out_path && fclose(f)))
 		die(1, "cannot write %s", out_path ? out_path : "standard output");
 	return 0;

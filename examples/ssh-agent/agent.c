@@ -4,10 +4,11 @@
  * where the draft leaves room: a locked agent lists no keys and refuses
  * everything but UNLOCK; adding a key it already holds replaces its
  * comment and lifetime; a lifetime counts from the add; signature flags
- * (RSA hash choices) do not apply to ECDSA and are ignored. This agent
- * refuses what it cannot do: key types other than ecdsa-sha2-nistp256,
- * the confirm constraint (there is no one to ask inside a guest), key
- * constraint extensions, and every message type it does not know.
+ * (RSA hash choices) do not apply to ECDSA or Ed25519 and are ignored.
+ * This agent refuses what it cannot do: key types other than
+ * ecdsa-sha2-nistp256 and ssh-ed25519, the confirm constraint (there is
+ * no one to ask inside a guest), key constraint extensions, and every
+ * message type it does not know.
  */
 #include "agent.h"
 
@@ -15,6 +16,7 @@
 
 #include <bearssl/bearssl_hash.h>
 
+#include "agent_ed25519.h"
 #include "agent_p256.h"
 #include "agent_wipe.h"
 
@@ -68,40 +70,66 @@ static size_t identities(struct agent *a, uint8_t *out)
 	for (unsigned i = 0; i < n; i++) {
 		const struct agent_key *k = &a->keys.slot[i];
 		size_t blob = wire_begin_string(&w);
-		wire_put_p256_blob(&w, k->point);
+		wire_put_key_blob(&w, k->type, k->point);
 		wire_end_string(&w, blob);
 		wire_put_string(&w, k->comment, k->comment_len);
 	}
 	return finish(a, &w, out);
 }
 
+/* The held key a request's public key blob names, or NULL. */
+static struct agent_key *find(struct agent *a, struct wire_bytes blob)
+{
+	const uint8_t *q = NULL;
+	enum agent_key_type t = wire_key_blob_parse(blob, &q);
+	return t == AGENT_KEY_NONE ? NULL : keys_find(&a->keys, t, q);
+}
+
+static bool sign_with(const struct agent_key *k, struct wire_bytes data, uint8_t sig[64])
+{
+	if (k->type == AGENT_KEY_ED25519)
+		return ed25519_sign(k->d, k->point, data.p, data.len, sig);
+	return p256_sign(k->d, data.p, data.len, sig);
+}
+
 static size_t sign(struct agent *a, const struct agent_request *req, uint8_t *out)
 {
-	const uint8_t *q = wire_p256_blob_point(req->u.sign.key_blob);
-	struct agent_key *k = q ? keys_find(&a->keys, q) : NULL;
-	uint8_t rs[64];
-	if (!k || !p256_sign(k->d, req->u.sign.data.p, req->u.sign.data.len, rs))
+	struct agent_key *k = find(a, req->u.sign.key_blob);
+	uint8_t sig[64];
+	if (!k || !sign_with(k, req->u.sign.data, sig))
 		return status(a, out, SSH_AGENT_FAILURE);
 	struct wire_writer w;
 	wire_writer_init(&w, out, AGENT_REPLY_MAX);
 	wire_put_u8(&w, SSH_AGENT_SIGN_RESPONSE);
-	wire_put_p256_signature(&w, rs);
+	wire_put_signature(&w, k->type, sig);
 	a->signatures++;
 	return finish(a, &w, out);
+}
+
+/* The public part of the secret d; false if d is no valid secret. */
+static bool public_of(enum agent_key_type t, const uint8_t d[AGENT_SECRET_MAX],
+		      uint8_t q[AGENT_PUB_MAX])
+{
+	memset(q, 0, AGENT_PUB_MAX);
+	if (t == AGENT_KEY_ED25519)
+		return ed25519_public(d, q);
+	return t == AGENT_KEY_P256 && p256_public(d, q);
 }
 
 static size_t add(struct agent *a, const struct agent_request *req, uint8_t *out)
 {
 	const struct agent_constraints *c = &req->u.add.c;
-	if (c->confirm)
+	enum agent_key_type t = req->u.add.key_type;
+	if (c->confirm || (t == AGENT_KEY_ED25519 && !a->env->ed25519))
 		return status(a, out, SSH_AGENT_FAILURE);
-	/* The scalar, left-padded to 32 bytes; the given point must be its
-	 * public key, so what the agent lists is what it signs with. */
-	uint8_t d[AGENT_P256_SCALAR], q[AGENT_P256_POINT];
+	/* The secret, left-padded to 32 bytes (a P-256 scalar may be
+	 * shorter); the given public part must be its own, so what the agent
+	 * lists is what it signs with. */
+	uint8_t d[AGENT_SECRET_MAX], q[AGENT_PUB_MAX];
 	memset(d, 0, sizeof d);
 	memcpy(d + sizeof d - req->u.add.d.len, req->u.add.d.p, req->u.add.d.len);
-	bool ok = p256_public(d, q) && !memcmp(q, req->u.add.point, sizeof q) &&
-		  keys_add(&a->keys, d, q, req->u.add.comment.p, req->u.add.comment.len,
+	bool ok = public_of(t, d, q) && !memcmp(q, req->u.add.point, agent_pub_len(t)) &&
+		  keys_add(&a->keys, t, d, q, req->u.add.comment.p, req->u.add.comment.len,
 			   c->has_lifetime, c->has_lifetime ? expiry(a, c) : 0) == 0;
 	agent_wipe(d, sizeof d);
 	return status(a, out, ok ? SSH_AGENT_SUCCESS : SSH_AGENT_FAILURE);
@@ -147,13 +175,17 @@ static void ext_reply(struct wire_writer *w, uint8_t *out, const char *name)
 static size_t keygen(struct agent *a, struct wire_bytes contents, uint8_t *out)
 {
 	struct agent_keygen kg;
-	if (agent_parse_keygen(contents, &kg) != AGENT_PARSE_OK || kg.c.confirm)
+	if (agent_parse_keygen(contents, &kg) != AGENT_PARSE_OK || kg.c.confirm ||
+	    (kg.key_type == AGENT_KEY_ED25519 && !a->env->ed25519))
 		return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
 	br_hmac_drbg_context drbg;
-	uint8_t d[AGENT_P256_SCALAR], q[AGENT_P256_POINT];
-	bool ok = a->env->seed(a->env->ctx, &drbg) && p256_keygen(&drbg.vtable, d, q) &&
-		  keys_add(&a->keys, d, q, kg.comment.p, kg.comment.len, kg.c.has_lifetime,
-			   kg.c.has_lifetime ? expiry(a, &kg.c) : 0) == 0;
+	uint8_t d[AGENT_SECRET_MAX], q[AGENT_PUB_MAX];
+	memset(q, 0, sizeof q);
+	bool ok = a->env->seed(a->env->ctx, &drbg) &&
+		  (kg.key_type == AGENT_KEY_ED25519 ? ed25519_keygen(&drbg.vtable, d, q)
+						    : p256_keygen(&drbg.vtable, d, q)) &&
+		  keys_add(&a->keys, kg.key_type, d, q, kg.comment.p, kg.comment.len,
+			   kg.c.has_lifetime, kg.c.has_lifetime ? expiry(a, &kg.c) : 0) == 0;
 	/* The DRBG state could regenerate the key. */
 	agent_wipe(&drbg, sizeof drbg);
 	agent_wipe(d, sizeof d);
@@ -162,7 +194,7 @@ static size_t keygen(struct agent *a, struct wire_bytes contents, uint8_t *out)
 	struct wire_writer w;
 	ext_reply(&w, out, AGENT_EXT_KEYGEN);
 	size_t blob = wire_begin_string(&w);
-	wire_put_p256_blob(&w, q);
+	wire_put_key_blob(&w, kg.key_type, q);
 	wire_end_string(&w, blob);
 	return finish(a, &w, out);
 }
@@ -174,8 +206,7 @@ static size_t keyhash(struct agent *a, struct wire_bytes contents, uint8_t *out)
 	struct wire_reader r;
 	wire_reader_init(&r, contents.p, contents.p ? contents.len : 0);
 	struct wire_bytes blob = wire_get_string(&r);
-	const uint8_t *q = wire_done(&r) ? wire_p256_blob_point(blob) : NULL;
-	struct agent_key *k = q ? keys_find(&a->keys, q) : NULL;
+	struct agent_key *k = wire_done(&r) ? find(a, blob) : NULL;
 	if (!k)
 		return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
 	br_sha256_context c;
@@ -231,9 +262,10 @@ size_t agent_handle(struct agent *a, const uint8_t *msg, size_t len, uint8_t *ou
 	case SSH_AGENTC_ADD_ID_CONSTRAINED:
 		return add(a, &req, out);
 	case SSH_AGENTC_REMOVE_IDENTITY: {
-		const uint8_t *q = wire_p256_blob_point(req.u.remove.key_blob);
-		return status(a, out, q && keys_remove(&a->keys, q) ? SSH_AGENT_SUCCESS
-								     : SSH_AGENT_FAILURE);
+		struct agent_key *k = find(a, req.u.remove.key_blob);
+		return status(a, out, k && keys_remove(&a->keys, k->type, k->point)
+					      ? SSH_AGENT_SUCCESS
+					      : SSH_AGENT_FAILURE);
 	}
 	case SSH_AGENTC_REMOVE_ALL_IDENTITIES:
 		keys_remove_all(&a->keys);

@@ -19,7 +19,7 @@
 #include "agent_wire.h"
 
 /* Room for the largest reply: every key with the longest comment. */
-#define AGENT_REPLY_MAX (5 + AGENT_KEYS_MAX * (8 + AGENT_P256_BLOB + AGENT_COMMENT_MAX))
+#define AGENT_REPLY_MAX (5 + AGENT_KEYS_MAX * (8 + AGENT_BLOB_MAX + AGENT_COMMENT_MAX))
 
 struct agent_env {
 	/* Monotonic nanoseconds (lifetimes). */
@@ -32,6 +32,9 @@ struct agent_env {
 	void *ctx;
 	/* Answer keyhash@cloak (tests only, see docs/ssh-agent.md). */
 	bool test_hooks;
+	/* Ed25519 can run here (agent_ed25519.h: the CPU, not KVM's
+	 * emulator, runs guest code); otherwise Ed25519 keys are refused. */
+	bool ed25519;
 };
 
 struct agent {

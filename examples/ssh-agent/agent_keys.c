@@ -13,29 +13,31 @@ void keys_init(struct agent_keys *k)
 	agent_wipe(k, sizeof *k);
 }
 
-struct agent_key *keys_find(struct agent_keys *k, const uint8_t point[AGENT_P256_POINT])
+struct agent_key *keys_find(struct agent_keys *k, enum agent_key_type type, const uint8_t *point)
 {
-	for (unsigned i = 0; i < k->n; i++)
-		if (!memcmp(k->slot[i].point, point, AGENT_P256_POINT))
+	size_t n = agent_pub_len(type);
+	for (unsigned i = 0; n && i < k->n; i++)
+		if (k->slot[i].type == type && !memcmp(k->slot[i].point, point, n))
 			return &k->slot[i];
 	return NULL;
 }
 
-int keys_add(struct agent_keys *k, const uint8_t d[AGENT_P256_SCALAR],
-	     const uint8_t point[AGENT_P256_POINT], const void *comment, size_t comment_len,
-	     bool has_expiry, uint64_t expires_ns)
+int keys_add(struct agent_keys *k, enum agent_key_type type, const uint8_t d[AGENT_SECRET_MAX],
+	     const uint8_t *point, const void *comment, size_t comment_len, bool has_expiry,
+	     uint64_t expires_ns)
 {
-	if (comment_len > AGENT_COMMENT_MAX)
+	if (comment_len > AGENT_COMMENT_MAX || !agent_pub_len(type))
 		return -1;
-	struct agent_key *s = keys_find(k, point);
+	struct agent_key *s = keys_find(k, type, point);
 	if (!s) {
 		if (k->n == AGENT_KEYS_MAX)
 			return -1;
 		s = &k->slot[k->n++];
 	}
 	agent_wipe(s, sizeof *s);
-	memcpy(s->d, d, AGENT_P256_SCALAR);
-	memcpy(s->point, point, AGENT_P256_POINT);
+	s->type = type;
+	memcpy(s->d, d, AGENT_SECRET_MAX);
+	memcpy(s->point, point, agent_pub_len(type));
 	if (comment_len)
 		memcpy(s->comment, comment, comment_len);
 	s->comment_len = (uint16_t)comment_len;
@@ -52,9 +54,9 @@ static void remove_at(struct agent_keys *k, unsigned i)
 	agent_wipe(&k->slot[k->n], sizeof k->slot[0]);
 }
 
-bool keys_remove(struct agent_keys *k, const uint8_t point[AGENT_P256_POINT])
+bool keys_remove(struct agent_keys *k, enum agent_key_type type, const uint8_t *point)
 {
-	struct agent_key *s = keys_find(k, point);
+	struct agent_key *s = keys_find(k, type, point);
 	if (!s)
 		return false;
 	remove_at(k, (unsigned)(s - k->slot));

@@ -196,6 +196,74 @@ void wire_put_p256_signature(struct wire_writer *w, const uint8_t rs[64])
 	wire_end_string(w, outer);
 }
 
+size_t agent_pub_len(enum agent_key_type t)
+{
+	return t == AGENT_KEY_P256 ? AGENT_P256_POINT : t == AGENT_KEY_ED25519 ? AGENT_ED25519_PUB : 0;
+}
+
+const char *agent_key_name(enum agent_key_type t)
+{
+	return t == AGENT_KEY_P256 ? AGENT_P256_NAME : t == AGENT_KEY_ED25519 ? AGENT_ED25519_NAME : "";
+}
+
+static enum agent_key_type key_type_of(struct wire_bytes name)
+{
+	if (wire_bytes_eq(name, AGENT_P256_NAME))
+		return AGENT_KEY_P256;
+	if (wire_bytes_eq(name, AGENT_ED25519_NAME))
+		return AGENT_KEY_ED25519;
+	return AGENT_KEY_NONE;
+}
+
+void wire_put_key_blob(struct wire_writer *w, enum agent_key_type t, const uint8_t *pub)
+{
+	if (t == AGENT_KEY_P256) {
+		wire_put_p256_blob(w, pub);
+	} else if (t == AGENT_KEY_ED25519) {
+		wire_put_cstring(w, AGENT_ED25519_NAME);
+		wire_put_string(w, pub, AGENT_ED25519_PUB);
+	} else {
+		w->bad = true;
+	}
+}
+
+/* string A: the part of an Ed25519 key after its name. */
+static const uint8_t *get_ed25519_pub(struct wire_reader *r)
+{
+	struct wire_bytes a = wire_get_string(r);
+	return !r->bad && a.len == AGENT_ED25519_PUB ? a.p : NULL;
+}
+
+enum agent_key_type wire_key_blob_parse(struct wire_bytes blob, const uint8_t **pub)
+{
+	struct wire_reader r;
+	wire_reader_init(&r, blob.p, blob.p ? blob.len : 0);
+	enum agent_key_type t = key_type_of(wire_get_string(&r));
+	const uint8_t *p = t == AGENT_KEY_P256	  ? get_p256_point(&r)
+			   : t == AGENT_KEY_ED25519 ? get_ed25519_pub(&r)
+						    : NULL;
+	if (!p || !wire_done(&r))
+		return AGENT_KEY_NONE;
+	*pub = p;
+	return t;
+}
+
+void wire_put_signature(struct wire_writer *w, enum agent_key_type t, const uint8_t sig[64])
+{
+	if (t == AGENT_KEY_P256) {
+		wire_put_p256_signature(w, sig);
+		return;
+	}
+	if (t != AGENT_KEY_ED25519) {
+		w->bad = true;
+		return;
+	}
+	size_t outer = wire_begin_string(w);
+	wire_put_cstring(w, AGENT_ED25519_NAME);
+	wire_put_string(w, sig, 64);
+	wire_end_string(w, outer);
+}
+
 /* A positive mpint of at most max bytes, in canonical form (no
  * superfluous leading zero); returned without its sign byte. */
 static struct wire_bytes get_positive_mpint(struct wire_reader *r, size_t max, bool *ok)
@@ -240,16 +308,38 @@ static enum agent_parse get_constraints(struct wire_reader *r, struct agent_cons
 	return wire_done(r) ? AGENT_PARSE_OK : AGENT_PARSE_MALFORMED;
 }
 
+/* Ed25519's private part, as OpenSSH sends it: string A, string
+ * (seed || A). Sets the public key and the secret; false if malformed or
+ * if the two copies of A differ. */
+static bool get_ed25519_private(struct wire_reader *r, struct agent_request *req)
+{
+	const uint8_t *a = get_ed25519_pub(r);
+	struct wire_bytes sk = wire_get_string(r);
+	if (!a || sk.len != AGENT_ED25519_SEED + AGENT_ED25519_PUB ||
+	    memcmp(sk.p + AGENT_ED25519_SEED, a, AGENT_ED25519_PUB))
+		return false;
+	req->u.add.point = a;
+	req->u.add.d.p = sk.p;
+	req->u.add.d.len = AGENT_ED25519_SEED;
+	return true;
+}
+
 static enum agent_parse parse_add(struct wire_reader *r, struct agent_request *req)
 {
 	struct wire_bytes type = wire_get_string(r);
 	if (r->bad)
 		return AGENT_PARSE_MALFORMED;
-	if (!wire_bytes_eq(type, AGENT_P256_NAME))
-		return AGENT_PARSE_UNSUPPORTED; /* the rest's layout depends on the type */
-	req->u.add.point = get_p256_point(r);
+	/* The rest's layout depends on the type. */
+	req->u.add.key_type = key_type_of(type);
 	bool d_ok;
-	req->u.add.d = get_positive_mpint(r, AGENT_P256_SCALAR, &d_ok);
+	if (req->u.add.key_type == AGENT_KEY_P256) {
+		req->u.add.point = get_p256_point(r);
+		req->u.add.d = get_positive_mpint(r, AGENT_P256_SCALAR, &d_ok);
+	} else if (req->u.add.key_type == AGENT_KEY_ED25519) {
+		d_ok = get_ed25519_private(r, req);
+	} else {
+		return AGENT_PARSE_UNSUPPORTED;
+	}
 	req->u.add.comment = wire_get_string(r);
 	if (r->bad || !req->u.add.point || !d_ok || req->u.add.comment.len > AGENT_COMMENT_MAX)
 		return AGENT_PARSE_MALFORMED;
@@ -308,7 +398,8 @@ enum agent_parse agent_parse_keygen(struct wire_bytes contents, struct agent_key
 	kg->comment = wire_get_string(&r);
 	if (r.bad || kg->comment.len > AGENT_COMMENT_MAX)
 		return AGENT_PARSE_MALFORMED;
-	if (!wire_bytes_eq(type, AGENT_P256_NAME))
+	kg->key_type = key_type_of(type);
+	if (kg->key_type == AGENT_KEY_NONE)
 		return AGENT_PARSE_UNSUPPORTED;
 	return get_constraints(&r, &kg->c);
 }

@@ -63,6 +63,26 @@ enum {
 /* Public key blob: string name, string curve, string point. */
 #define AGENT_P256_BLOB (4 + 19 + 4 + 8 + 4 + AGENT_P256_POINT)
 
+#define AGENT_ED25519_NAME "ssh-ed25519"
+#define AGENT_ED25519_PUB 32  /* the public key A */
+#define AGENT_ED25519_SEED 32 /* RFC 8032's private key k */
+/* Public key blob: string name, string A. */
+#define AGENT_ED25519_BLOB (4 + 11 + 4 + AGENT_ED25519_PUB)
+
+/* The key types this agent holds. A key's public part is kept in
+ * AGENT_PUB_MAX bytes (the P-256 point, or A then zeros); its secret in
+ * AGENT_SECRET_MAX (the P-256 scalar, or the Ed25519 seed). */
+enum agent_key_type {
+	AGENT_KEY_NONE = 0,
+	AGENT_KEY_P256,
+	AGENT_KEY_ED25519,
+};
+#define AGENT_PUB_MAX AGENT_P256_POINT
+#define AGENT_SECRET_MAX 32
+#define AGENT_BLOB_MAX AGENT_P256_BLOB
+/* Signatures: string name, string (r, s as mpints | the 64 bytes). */
+#define AGENT_SIG_MAX (4 + 19 + 4 + 2 * (4 + 33))
+
 /* Extensions this agent implements (SSH_AGENTC_EXTENSION). */
 #define AGENT_EXT_QUERY "query"
 #define AGENT_EXT_KEYGEN "keygen@cloak"
@@ -119,6 +139,16 @@ const uint8_t *wire_p256_blob_point(struct wire_bytes blob);
 /* An ecdsa-sha2-nistp256 signature from the raw r || s (32 + 32 bytes). */
 void wire_put_p256_signature(struct wire_writer *w, const uint8_t rs[64]);
 
+/* Any key type: the length of its public part, its name, its blob, its
+ * blob's parser (the type, with *pub pointing into blob; AGENT_KEY_NONE
+ * for anything else), and a signature from the raw 64 bytes (r || s for
+ * P-256, RFC 8032's R || S for Ed25519), nested in a string. */
+size_t agent_pub_len(enum agent_key_type t);
+const char *agent_key_name(enum agent_key_type t);
+void wire_put_key_blob(struct wire_writer *w, enum agent_key_type t, const uint8_t *pub);
+enum agent_key_type wire_key_blob_parse(struct wire_bytes blob, const uint8_t **pub);
+void wire_put_signature(struct wire_writer *w, enum agent_key_type t, const uint8_t sig[64]);
+
 enum agent_parse {
 	AGENT_PARSE_OK = 0,
 	AGENT_PARSE_MALFORMED,   /* lengths, truncation, trailing bytes */
@@ -140,8 +170,14 @@ struct agent_request {
 			uint32_t flags;
 		} sign;
 		struct {
-			const uint8_t *point;  /* AGENT_P256_POINT bytes */
-			struct wire_bytes d;   /* 1..32 bytes, big-endian, no leading zero */
+			enum agent_key_type key_type;
+			/* The public part: agent_pub_len(key_type) bytes. */
+			const uint8_t *point;
+			/* P-256: the scalar, 1..32 bytes, big-endian, no
+			 * leading zero. Ed25519: the 32-byte seed (the
+			 * message's private key is seed || A; the parser
+			 * checks that its A is the given one). */
+			struct wire_bytes d;
 			struct wire_bytes comment;
 			struct agent_constraints c;
 		} add;
@@ -158,6 +194,7 @@ struct agent_request {
 };
 
 struct agent_keygen {
+	enum agent_key_type key_type;
 	struct wire_bytes comment;
 	struct agent_constraints c;
 };
@@ -168,7 +205,8 @@ struct agent_keygen {
  * AGENT_PARSE_UNSUPPORTED with req->type set. */
 enum agent_parse agent_parse_request(const uint8_t *msg, size_t len, struct agent_request *req);
 
-/* keygen@cloak contents: string key type (AGENT_P256_NAME), string
+/* keygen@cloak contents: string key type (AGENT_P256_NAME or
+ * AGENT_ED25519_NAME), string
  * comment, then constraints as in ADD_ID_CONSTRAINED. */
 enum agent_parse agent_parse_keygen(struct wire_bytes contents, struct agent_keygen *kg);
 

@@ -56,7 +56,7 @@ static void env_delay(void *ctx, uint64_t ns)
 	cloak_poll(ns, 0, NULL);
 }
 
-static struct agent_env env = { env_now, env_seed, env_delay, NULL, false };
+static struct agent_env env = { env_now, env_seed, env_delay, NULL, false, false };
 
 /* Zeroes the stack below the caller's frame, where the request handler
  * and BearSSL kept their temporaries (scalars in other encodings, nonces,
@@ -163,6 +163,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	env.ed25519 = (cloak_boot_info()->capabilities & CLOAK_CAP_NATIVE_CPU) != 0;
 	agent_init(&agent, &env);
 	/* Fail at start, not at the first keygen, if there is no entropy. */
 	br_hmac_drbg_context drbg;
@@ -180,8 +181,11 @@ int main(int argc, char **argv)
 		       CHANNEL "=listen:SOCKET\n", h);
 		return 1;
 	}
-	printf("ssh-agent: ready; protection 0x%llx; %s%s\n",
+	printf("ssh-agent: ready; protection 0x%llx; %s; key types ecdsa-sha2-nistp256%s%s\n",
 	       (unsigned long long)cloak_protection(), entropy_report,
+	       env.ed25519 ? ", ssh-ed25519"
+			   : " (ssh-ed25519 refused: this host's KVM emulates guest code, and "
+			     "libsodium's Ed25519 has SSE arithmetic)",
 	       env.test_hooks ? "; test hooks on" : "");
 	for (;;) {
 		const char *why = serve(h);

@@ -93,6 +93,10 @@ struct cloak_boot_info {
 #define CLOAK_CAP_PROTECT (1ull << 0) /* PROTECT, SHARE, UNSHARE */
 #define CLOAK_CAP_BLOCK (1ull << 1)   /* at least one block device */
 #define CLOAK_CAP_CHANNEL (1ull << 2) /* at least one channel */
+/* KVM runs guest code on the CPU (VMX/SVM). Without it KVM emulates guest
+ * code, and SSE arithmetic (not SSE moves) ends the guest with an
+ * internal error: prebuilt code that has some must not run. */
+#define CLOAK_CAP_NATIVE_CPU (1ull << 3)
 
 /* ------------------------------------------------------------------ */
 /* Hypercalls.                                                         */

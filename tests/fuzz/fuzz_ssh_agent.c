@@ -6,8 +6,11 @@
  * one agent with a clock that moves a second per message. Invariants
  * checked after every message, besides the sanitizers: the reply fits and
  * is not empty, no slot past the last key holds a byte (removed keys are
- * wiped), and a locked agent lists no key. The parser is also run on each
- * frame alone, and on an extension's contents as keygen arguments.
+ * wiped), a locked agent lists no key, and each held key's public key
+ * blob (P-256 or Ed25519) parses back to that key. The parser is also run
+ * on each frame alone (a sign request's key blob through the blob parser,
+ * which must point inside it; an add's secret within AGENT_SECRET_MAX),
+ * and on an extension's contents as keygen arguments.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,7 +33,7 @@ static bool seed(void *ctx, br_hmac_drbg_context *d)
 	return true;
 }
 
-static const struct agent_env env = { now, seed, NULL, NULL, true };
+static const struct agent_env env = { now, seed, NULL, NULL, true, true };
 static struct agent ag;
 static uint8_t out[AGENT_REPLY_MAX];
 
@@ -43,6 +46,40 @@ static void check_wiped(void)
 			abort(); /* a free slot still holds key material */
 }
 
+/* Every held key's blob parses back to its type and public part. */
+static void check_blobs(void)
+{
+	for (unsigned i = 0; i < ag.keys.n; i++) {
+		const struct agent_key *k = &ag.keys.slot[i];
+		uint8_t b[AGENT_BLOB_MAX];
+		struct wire_writer w;
+		wire_writer_init(&w, b, sizeof b);
+		wire_put_key_blob(&w, k->type, k->point);
+		const uint8_t *pub = NULL;
+		if (w.bad || wire_key_blob_parse((struct wire_bytes){ b, w.len }, &pub) != k->type ||
+		    memcmp(pub, k->point, agent_pub_len(k->type)))
+			abort();
+	}
+}
+
+/* What the parser hands out stays inside the message. */
+static void check_parsed(const uint8_t *msg, size_t len, const struct agent_request *req)
+{
+	const uint8_t *pub = NULL;
+	struct wire_bytes blob = req->type == SSH_AGENTC_SIGN_REQUEST	 ? req->u.sign.key_blob
+				 : req->type == SSH_AGENTC_REMOVE_IDENTITY ? req->u.remove.key_blob
+									   : (struct wire_bytes){ NULL, 0 };
+	enum agent_key_type t = wire_key_blob_parse(blob, &pub);
+	if (t != AGENT_KEY_NONE &&
+	    (pub < blob.p || pub + agent_pub_len(t) > blob.p + blob.len))
+		abort();
+	if ((req->type == SSH_AGENTC_ADD_IDENTITY || req->type == SSH_AGENTC_ADD_ID_CONSTRAINED) &&
+	    (!agent_pub_len(req->u.add.key_type) || req->u.add.d.len > AGENT_SECRET_MAX ||
+	     req->u.add.d.p < msg || req->u.add.d.p + req->u.add.d.len > msg + len ||
+	     req->u.add.point < msg || req->u.add.point + agent_pub_len(req->u.add.key_type) > msg + len))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	clock_ns = 1;
@@ -53,15 +90,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break; /* the guest hangs up, or waits for more */
 		const uint8_t *msg = data + 4;
 		struct agent_request req;
-		if (agent_parse_request(msg, len, &req) == AGENT_PARSE_OK &&
-		    req.type == SSH_AGENTC_EXTENSION) {
-			struct agent_keygen kg;
-			agent_parse_keygen(req.u.ext.contents, &kg);
+		if (agent_parse_request(msg, len, &req) == AGENT_PARSE_OK) {
+			check_parsed(msg, len, &req);
+			if (req.type == SSH_AGENTC_EXTENSION) {
+				struct agent_keygen kg;
+				agent_parse_keygen(req.u.ext.contents, &kg);
+			}
 		}
 		size_t n = agent_handle(&ag, msg, len, out);
 		if (n < 1 || n > AGENT_REPLY_MAX || ag.keys.n > AGENT_KEYS_MAX)
 			abort();
 		check_wiped();
+		check_blobs();
 		if (ag.lock.locked) {
 			uint8_t ids = SSH_AGENTC_REQUEST_IDENTITIES;
 			if (agent_handle(&ag, &ids, 1, out) != 5 || out[0] != SSH_AGENT_IDENTITIES_ANSWER)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: ISC
 """Seed streams for the ssh-agent fuzz target: what OpenSSH's tools send,
-framed, with the key whose scalar is 1 (its public key is the generator).
+framed, with the P-256 key whose scalar is 1 (its public key is the
+generator) and RFC 8032's first Ed25519 key.
   ssh_agent_seeds.py OUTDIR"""
 import os, struct, sys
 
@@ -20,6 +21,10 @@ def f(body):
 
 blob = s("ecdsa-sha2-nistp256") + s("nistp256") + s(G)
 add = s("ecdsa-sha2-nistp256") + s("nistp256") + s(G) + s(b"\1") + s("comment")
+ED_SEED = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
+ED_PUB = bytes.fromhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+ed_blob = s("ssh-ed25519") + s(ED_PUB)
+ed_add = s("ssh-ed25519") + s(ED_PUB) + s(ED_SEED + ED_PUB) + s("ed comment")
 seeds = {
     "list": f(b"\x0b"),
     "add-sign-remove": f(b"\x11" + add) + f(b"\x0d" + s(blob) + s("data") + b"\0\0\0\0") +
@@ -30,6 +35,11 @@ seeds = {
     "keygen": f(b"\x1b" + s("keygen@cloak") + s("ecdsa-sha2-nistp256") + s("c") + b"\x01\0\0\0\x05") +
     f(b"\x1b" + s("query")) + f(b"\x0b"),
     "keyhash": f(b"\x11" + add) + f(b"\x1b" + s("keyhash@cloak") + s(blob)),
+    "ed25519-add-sign-remove": f(b"\x11" + ed_add) + f(b"\x0b") +
+    f(b"\x0d" + s(ed_blob) + s("data") + b"\0\0\0\0") + f(b"\x12" + s(ed_blob)) + f(b"\x0b"),
+    "ed25519-lifetime-keyhash": f(b"\x19" + ed_add + b"\x01\0\0\0\x02") +
+    f(b"\x1b" + s("keyhash@cloak") + s(ed_blob)) + f(b"\x0b"),
+    "ed25519-keygen": f(b"\x1b" + s("keygen@cloak") + s("ssh-ed25519") + s("c")) + f(b"\x0b"),
 }
 os.makedirs(sys.argv[1], exist_ok=True)
 for name, data in seeds.items():

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: ISC
-"""Looks for a P-256 private scalar in files and process memory, in every
-encoding a leak could take.
+"""Looks for a 32-byte private key (a P-256 scalar, an Ed25519 seed) in
+files and process memory, in every encoding a leak could take.
 
   keyscan.py scalar KEYFILE          print the scalar (hex) of an unencrypted
-                                     OpenSSH ECDSA P-256 private key file
+                                     OpenSSH ECDSA P-256 private key file, or
+                                     an Ed25519 key's seed
+  keyscan.py ed25519-derived KEYFILE print the two halves of SHA-512(seed) of
+                                     an Ed25519 key file, one a line: the
+                                     clamped signing scalar and the nonce key
+                                     (either one leaked lets a host forge)
   keyscan.py key HEX FILE...         look for the scalar HEX in the FILEs
   keyscan.py key-proc HEX PID        ... in every readable mapping of PID
   keyscan.py hash SHA256HEX FILE...  look for any 32 bytes whose SHA-256 is
@@ -247,10 +252,24 @@ def openssh_scalar(path):
     priv, pos[0] = string(), 0
     blob = priv
     pos[0] = 8   # two check words
-    if string() != b"ecdsa-sha2-nistp256":
-        sys.exit("keyscan: %s is not an ecdsa-sha2-nistp256 key" % path)
+    kind = string()
+    if kind == b"ssh-ed25519":
+        string()             # A
+        return string()[:32]  # seed || A
+    if kind != b"ecdsa-sha2-nistp256":
+        sys.exit("keyscan: %s is neither an ecdsa-sha2-nistp256 nor an ssh-ed25519 key" % path)
     string(), string()  # curve, point
     return string().lstrip(b"\0").rjust(32, b"\0")
+
+
+def ed25519_derived(path):
+    """RFC 8032 5.1.5: h = SHA-512(seed); s = h[0:32] clamped; prefix = h[32:64]."""
+    h = hashlib.sha512(openssh_scalar(path)).digest()
+    a = bytearray(h[:32])
+    a[0] &= 248
+    a[31] &= 127
+    a[31] |= 64
+    return [bytes(a), h[32:]]
 
 
 def selftest():
@@ -287,6 +306,10 @@ def main(argv):
         return kcore_dump(argv[2], argv[3], argv[4] if len(argv) == 5 else None)
     if len(argv) == 3 and argv[1] == "scalar":
         print(binascii.hexlify(openssh_scalar(argv[2])).decode())
+        return 0
+    if len(argv) == 3 and argv[1] == "ed25519-derived":
+        for v in ed25519_derived(argv[2]):
+            print(binascii.hexlify(v).decode())
         return 0
     if len(argv) >= 3 and argv[1] in ("key", "key-proc", "hash"):
         v = binascii.unhexlify(argv[2])

@@ -62,9 +62,21 @@ stop_agent() {
 	[ "$AGENT_STATUS" -eq 240 ] || { echo "monitor exit $AGENT_STATUS"; cat "$TMP/monitor.out"; return 1; }
 }
 
-# new_key NAME: an unencrypted ECDSA P-256 key pair $TMP/NAME{,.pub}.
+# new_key NAME [TYPE]: an unencrypted key pair $TMP/NAME{,.pub}, ECDSA
+# P-256 unless TYPE is ed25519.
 new_key() {
-	ssh-keygen -q -t ecdsa -b 256 -N '' -C "$1 key" -f "$TMP/$1"
+	if [ "${2:-ecdsa}" = ed25519 ]; then
+		ssh-keygen -q -t ed25519 -N '' -C "$1 key" -f "$TMP/$1"
+	else
+		ssh-keygen -q -t ecdsa -b 256 -N '' -C "$1 key" -f "$TMP/$1"
+	fi
+}
+
+# need_native_cpu: Ed25519 runs only where the CPU runs guest code
+# (libsodium's code has SSE arithmetic, docs/ssh-agent.md).
+need_native_cpu() {
+	[ "$(kvm_kind)" = hardware ] ||
+		skip "this host's KVM emulates guest code, where the agent refuses Ed25519 (SSE arithmetic); the SVM tier runs this"
 }
 
 # c CMD...: an OpenSSH client, bounded in time.
@@ -116,14 +128,29 @@ ssh_login() {
 		-p "$PORT" root@127.0.0.1 'echo logged in as $(id -un)'
 }
 
-@test "the agent guest has no SSE arithmetic (the emulating KVM cannot run it); a BearSSL object that has some is caught" {
-	# Instructions on xmm/ymm/zmm registers that are not plain moves.
-	sse_arith() { objdump -d --no-show-raw-insn "$@" | grep -E '%[xyz]mm' | awk '{print $2}' | grep -v '^mov' | sort -u; }
+@test "SSE arithmetic in the agent guest is only in libsodium's Ed25519 code (the emulating KVM cannot run it); a BearSSL object that has some is caught" {
+	# Functions with instructions on xmm/ymm/zmm registers that are not
+	# plain moves.
+	sse_arith() {
+		objdump -d --no-show-raw-insn "$@" |
+			awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 } /%[xyz]mm/ && $2 !~ /^mov/ { print fn }' | sort -u
+	}
 	[ -f "$AGENT_ELF" ]
+	# The functions defined by the libsodium objects the guest links.
+	local sodium=(libsodium_la-ed25519_ref10.o libsodium_la-hash_sha512_cp.o
+		libsodium_la-sign.o libsodium_la-keypair.o)
+	(cd "$TMP" && ar x /usr/lib/x86_64-linux-gnu/libsodium.a "${sodium[@]}")
+	(cd "$TMP" && nm --defined-only "${sodium[@]}") | awk 'NF == 3 { print "<" $3 ">:" }' |
+		sort -u > "$TMP/sodium.fns"
 	run sse_arith "$AGENT_ELF"
-	[ -z "$output" ] || { echo "SSE arithmetic in the guest: $output"; return 1; }
+	[ -n "$output" ] # control: libsodium's ge25519_* have some
+	[[ $output == *"<ge25519_scalarmult_base>:"* ]]
+	run comm -23 <(sse_arith "$AGENT_ELF") "$TMP/sodium.fns"
+	[ -z "$output" ] || { echo "SSE arithmetic outside libsodium's Ed25519 code: $output"; return 1; }
 	(cd "$TMP" && ar x /usr/lib/x86_64-linux-gnu/libbearssl.a ec_p256_m15.o)
 	run sse_arith "$TMP/ec_p256_m15.o"
+	[ -n "$output" ]
+	run comm -23 <(sse_arith "$TMP/ec_p256_m15.o") "$TMP/sodium.fns"
 	[ -n "$output" ]
 }
 
@@ -260,18 +287,74 @@ ssh_login() {
 	run ! sign_verify "$TMP/id.pub"
 }
 
-@test "refused: confirm constraint, Ed25519 and RSA keys (the protocol's failure reply)" {
+@test "refused: confirm constraint, RSA keys (the protocol's failure reply)" {
 	need_kvm
 	start_agent
 	new_key id
 	run ! c ssh-add -c "$TMP/id"
 	[[ $output == *"Could not add identity"* ]]
-	ssh-keygen -q -t ed25519 -N '' -f "$TMP/ed"
+	new_key ed ed25519
+	run ! c ssh-add -c "$TMP/ed"
 	ssh-keygen -q -t rsa -b 2048 -N '' -f "$TMP/rsa"
-	run ! c ssh-add "$TMP/ed"
 	run ! c ssh-add "$TMP/rsa"
 	run -1 c ssh-add -l
 	[ "$output" = "The agent has no identities." ]
+}
+
+@test "Ed25519: ssh-add, -l and -L; ssh-keygen -Y sign verifies; ssh logs in to sshd after the key file is deleted; its seed and the SHA-512 halves of it are in no later traffic, output or dump" {
+	need_kvm
+	need_native_cpu
+	start_sshd
+	start_agent
+	new_key ed ed25519
+	new_key id
+	cp "$TMP/ed.pub" "$TMP/authorized_keys"
+	local secrets
+	secrets=("$("$SCAN" scalar "$TMP/ed")")
+	mapfile -t -O 1 secrets < <("$SCAN" ed25519-derived "$TMP/ed")
+	[ "${#secrets[@]}" -eq 3 ]
+	# Control: the scanner finds the key's seed in the key file.
+	run "$SCAN" key "${secrets[0]}" "$TMP/ed"
+	[ "$status" -eq 1 ]
+	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -S "$TMP/rec.sock" ] && break; sleep 0.1; done
+	export SSH_AUTH_SOCK=$TMP/rec.sock
+	run c ssh-add "$TMP/ed"
+	[ "$status" -eq 0 ]
+	[[ $output == "Identity added: $TMP/ed (ed key)" ]]
+	c ssh-add -q "$TMP/id"
+	rm "$TMP/ed"
+	run c ssh-add -l
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(ssh-keygen -l -f "$TMP/ed.pub")" ]
+	[[ ${lines[0]} == *"(ED25519)" ]]
+	[[ ${lines[1]} == *"(ECDSA)" ]]
+	run c ssh-add -L
+	[ "${lines[0]}" = "$(cat "$TMP/ed.pub")" ]
+	sign_verify "$TMP/ed.pub"
+	grep -q "^-----BEGIN SSH SIGNATURE-----" "$TMP/msg.sig"
+	run ssh_login "$TMP/ed.pub"
+	[ "$status" -eq 0 ] || { echo "$output"; cat "$TMP/sshd.log"; return 1; }
+	[ "$output" = "logged in as root" ]
+	grep -q "Accepted publickey for root from 127.0.0.1.*ED25519 $(ssh-keygen -l -f "$TMP/ed.pub" | awk '{print $2}')" "$TMP/sshd.log"
+	# The ECDSA key added beside it still signs.
+	sign_verify "$TMP/id.pub"
+	run c ssh-add -d "$TMP/ed.pub"
+	[ "$status" -eq 0 ]
+	run ! ssh_login "$TMP/ed.pub"
+	run ! sign_verify "$TMP/ed.pub"
+	# Control: the add's own traffic carries the key's seed (it crosses once).
+	run "$SCAN" key "${secrets[0]}" "$TMP/traffic.0"
+	[ "$status" -eq 1 ]
+	[[ $output == *"found big-endian"* ]]
+	stop_agent
+	local files=("$TMP"/traffic.[1-9]* "$TMP/monitor.out" "$TMP/shared.dump")
+	[ "${#files[@]}" -ge 8 ]
+	for d in "${secrets[@]}"; do
+		run "$SCAN" key "$d" "${files[@]}"
+		[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	done
 }
 
 @test "ssh-keygen -Y sign with the agent's key verifies with ssh-keygen -Y verify; a changed message does not" {
@@ -395,6 +478,54 @@ ssh_login() {
 	[ "$status" -eq 0 ] || { echo "after the lifetime: $output"; return 1; }
 }
 
+@test "--memory=shared, Ed25519: the key's seed is in guest RAM while held; after -d neither it nor the SHA-512 halves a signature derives from it are" {
+	need_kvm
+	need_root
+	need_native_cpu
+	start_agent --memory=shared
+	new_key ed ed25519
+	local de
+	de=("$("$SCAN" scalar "$TMP/ed")")
+	mapfile -t -O 1 de < <("$SCAN" ed25519-derived "$TMP/ed")
+	[ "${#de[@]}" -eq 3 ]
+	c ssh-add -q "$TMP/ed"
+	sign_verify "$TMP/ed.pub"
+	# Control: the held seed is found in guest RAM.
+	run "$SCAN" key-proc "${de[0]}" "$AGENT_PID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"found big-endian in /memfd:cloak-guest"* ]]
+	c ssh-add -q -d "$TMP/ed.pub"
+	for v in "${de[@]}"; do
+		run "$SCAN" key-proc "$v" "$AGENT_PID"
+		[ "$status" -eq 0 ] || { echo "Ed25519 after -d: $output"; return 1; }
+	done
+}
+
+@test "the agent says which key types this host can run; where KVM emulates guest code Ed25519 is refused and the agent goes on" {
+	need_kvm
+	start_agent
+	new_key ed ed25519
+	new_key id
+	if [ "$(kvm_kind)" = hardware ]; then
+		grep -q '^ssh-agent: ready;.*; key types ecdsa-sha2-nistp256, ssh-ed25519' "$TMP/monitor.out"
+		c ssh-add -q "$TMP/ed"
+		run -0 c ssh-add -l
+		[[ $output == *"(ED25519)" ]]
+	else
+		grep -q '^ssh-agent: ready;.*; key types ecdsa-sha2-nistp256 (ssh-ed25519 refused: this host.s KVM emulates guest code' "$TMP/monitor.out"
+		run ! c ssh-add "$TMP/ed"
+		[[ $output == *"Could not add identity"* ]]
+		run -1 c "$KEYGEN" -t ed25519
+		[[ $output == *"refused to generate a key"* ]]
+		run -1 c ssh-add -l
+		[ "$output" = "The agent has no identities." ]
+	fi
+	# Either way the agent goes on serving ECDSA.
+	c ssh-add -q "$TMP/id"
+	sign_verify "$TMP/id.pub"
+	kill -0 "$AGENT_PID"
+}
+
 @test "a key made inside the guest (cloak-ssh-keygen): listed, signs, logs in; its scalar is nowhere the host can see" {
 	need_kvm
 	start_sshd
@@ -426,12 +557,46 @@ ssh_login() {
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
+@test "an Ed25519 key made inside the guest (cloak-ssh-keygen -t ed25519): listed, signs, logs in; its seed is nowhere the host can see" {
+	need_kvm
+	need_native_cpu
+	start_sshd
+	start_agent -- --test-hooks
+	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -S "$TMP/rec.sock" ] && break; sleep 0.1; done
+	export SSH_AUTH_SOCK=$TMP/rec.sock
+	run c "$KEYGEN" -t ed25519 -C "ed made in the guest" -L 600 -f "$TMP/gen.pub"
+	[ "$status" -eq 0 ]
+	[[ $(cat "$TMP/gen.pub") =~ ^ssh-ed25519\ AAAAC3NzaC1lZDI1NTE5AAAAI[A-Za-z0-9+/]{43}\ ed\ made\ in\ the\ guest$ ]]
+	[[ $(ssh-keygen -l -f "$TMP/gen.pub") == "256 SHA256:"*"(ED25519)" ]]
+	[ "$(c ssh-add -L)" = "$(cat "$TMP/gen.pub")" ]
+	sign_verify "$TMP/gen.pub"
+	cp "$TMP/gen.pub" "$TMP/authorized_keys"
+	run ssh_login "$TMP/gen.pub"
+	[ "$status" -eq 0 ] || { echo "$output"; cat "$TMP/sshd.log"; return 1; }
+	[ "$output" = "logged in as root" ]
+	h=$(timeout 60 "$CLIENT" "$SSH_AUTH_SOCK" keyhash "$TMP/gen.pub")
+	[[ $h =~ ^[0-9a-f]{64}$ ]]
+	stop_agent
+	# Control for the hash search: the public key A is in the traffic.
+	a=$(python3 -c 'import base64,sys; print(base64.b64decode(open(sys.argv[1]).read().split()[1])[-32:].hex())' "$TMP/gen.pub")
+	ah=$(printf '%s' "$a" | xxd -r -p | sha256sum | cut -c1-64)
+	run "$SCAN" hash "$ah" "$TMP"/traffic.*
+	[ "$status" -eq 1 ]
+	run "$SCAN" hash "$h" "$TMP"/traffic.* "$TMP/monitor.out" "$TMP/shared.dump" "$TMP/gen.pub"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
 @test "cloak-ssh-keygen errors: no agent, OpenSSH's own agent (no keygen@cloak), bad options" {
 	run -2 env -u SSH_AUTH_SOCK "$KEYGEN"
 	[[ $output == *"SSH_AUTH_SOCK is not set"* ]]
 	run -1 "$KEYGEN" -a "$TMP/nothing.sock"
 	[[ $output == "cloak-ssh-keygen: cannot connect to the agent at $TMP/nothing.sock"* ]]
-	run -2 "$KEYGEN" -t soon -a x
+	run -2 "$KEYGEN" -L soon -a x
+	[[ $output == *"-L takes a lifetime in seconds"* ]]
+	run -2 "$KEYGEN" -t rsa -a x
+	[[ $output == "cloak-ssh-keygen: -t takes a key type the agent can make, ecdsa or ed25519, not 'rsa'" ]]
 	ssh-agent -D -a "$TMP/openssh.sock" > /dev/null 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 50); do [ -S "$TMP/openssh.sock" ] && break; sleep 0.1; done

@@ -2,9 +2,10 @@
 /*
  * Unit tests of the ssh-agent guest's host-buildable modules
  * (examples/ssh-agent): the wire format and parser, the key store, the
- * lock, P-256 and the request handler, with a fake clock and entropy.
- * Signatures are checked with BearSSL's verifier, which the agent itself
- * never calls. Wiping is checked by searching the agent's whole state for
+ * lock, P-256, Ed25519 and the request handler, with a fake clock and
+ * entropy. Signatures are checked with BearSSL's and libsodium's
+ * verifiers, which the agent itself never calls, and Ed25519 against
+ * RFC 8032's test vector. Wiping is checked by searching the agent's whole state for
  * a key's scalar after each way a key can leave it.
  */
 #include <setjmp.h>
@@ -16,8 +17,10 @@
 #include <cmocka.h>
 
 #include <bearssl.h>
+#include <sodium/crypto_sign_ed25519.h>
 
 #include "../../examples/ssh-agent/agent.h"
+#include "../../examples/ssh-agent/agent_ed25519.h"
 #include "../../examples/ssh-agent/agent_p256.h"
 
 static uint64_t fake_now = 1000;
@@ -43,7 +46,7 @@ static void delay(void *ctx, uint64_t ns)
 	delayed_ns = ns;
 }
 
-static struct agent_env env = { now, seed, delay, NULL, false };
+static struct agent_env env = { now, seed, delay, NULL, false, true };
 static struct agent ag;
 static uint8_t out[AGENT_REPLY_MAX];
 
@@ -55,6 +58,7 @@ static int setup(void **state)
 	fake_now = 1000;
 	seeds = delays = 0;
 	env.test_hooks = false;
+	env.ed25519 = true;
 	agent_init(&ag, &env);
 	for (int i = 0; i < 32; i++)
 		key_d[i] = (uint8_t)(0x41 + i); /* top bit clear: no sign byte */
@@ -346,22 +350,22 @@ static void test_keys_order_replace_full(void **state)
 	uint8_t d[32] = { 1 }, q[65] = { 4 };
 	for (unsigned i = 0; i < AGENT_KEYS_MAX; i++) {
 		q[1] = (uint8_t)i;
-		assert_int_equal(keys_add(&k, d, q, "c", 1, false, 0), 0);
+		assert_int_equal(keys_add(&k, AGENT_KEY_P256, d, q, "c", 1, false, 0), 0);
 	}
 	q[1] = 0xee;
-	assert_int_equal(keys_add(&k, d, q, "c", 1, false, 0), -1); /* full */
+	assert_int_equal(keys_add(&k, AGENT_KEY_P256, d, q, "c", 1, false, 0), -1); /* full */
 	q[1] = 3;
-	assert_int_equal(keys_add(&k, d, q, "new", 3, true, 7), 0); /* replaces */
+	assert_int_equal(keys_add(&k, AGENT_KEY_P256, d, q, "new", 3, true, 7), 0); /* replaces */
 	assert_int_equal(k.n, AGENT_KEYS_MAX);
 	assert_int_equal(k.slot[3].comment_len, 3);
-	assert_true(keys_remove(&k, q));
-	assert_false(keys_remove(&k, q));
+	assert_true(keys_remove(&k, AGENT_KEY_P256, q));
+	assert_false(keys_remove(&k, AGENT_KEY_P256, q));
 	assert_int_equal(k.n, AGENT_KEYS_MAX - 1);
 	assert_int_equal(k.slot[3].point[1], 4); /* later keys moved down, in order */
 	uint8_t zero[sizeof k.slot[0]];
 	memset(zero, 0, sizeof zero);
 	assert_memory_equal(&k.slot[AGENT_KEYS_MAX - 1], zero, sizeof zero);
-	assert_int_equal(keys_add(&k, d, q, "c", AGENT_COMMENT_MAX + 1, false, 0), -1);
+	assert_int_equal(keys_add(&k, AGENT_KEY_P256, d, q, "c", AGENT_COMMENT_MAX + 1, false, 0), -1);
 }
 
 static void test_keys_reap(void **state)
@@ -369,11 +373,11 @@ static void test_keys_reap(void **state)
 	struct agent_keys k;
 	keys_init(&k);
 	uint8_t d[32] = { 9 }, q[65] = { 4, 1 };
-	keys_add(&k, d, q, "", 0, true, 50);
+	keys_add(&k, AGENT_KEY_P256, d, q, "", 0, true, 50);
 	q[1] = 2;
-	keys_add(&k, d, q, "", 0, false, 0);
+	keys_add(&k, AGENT_KEY_P256, d, q, "", 0, false, 0);
 	q[1] = 3;
-	keys_add(&k, d, q, "", 0, true, 20);
+	keys_add(&k, AGENT_KEY_P256, d, q, "", 0, true, 20);
 	assert_int_equal(keys_next_expiry(&k), 20);
 	assert_int_equal(keys_reap(&k, 19), 0);
 	assert_int_equal(keys_reap(&k, 20), 1);
@@ -537,6 +541,210 @@ static void test_keygen_query_keyhash(void **state)
 	assert_true(contains(out, n, AGENT_EXT_KEYGEN, strlen(AGENT_EXT_KEYGEN)));
 }
 
+/* ---- Ed25519 ---- */
+
+/* RFC 8032, section 7.1, TEST 1: the key, and its signature of the empty
+ * message. */
+static const uint8_t rfc_seed[32] = {
+	0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
+	0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60,
+};
+static const uint8_t rfc_pub[32] = {
+	0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7, 0xd5, 0x4b, 0xfe, 0xd3, 0xc9, 0x64, 0x07, 0x3a,
+	0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6, 0x23, 0x25, 0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a,
+};
+static const uint8_t rfc_sig[64] = {
+	0xe5, 0x56, 0x43, 0x00, 0xc3, 0x60, 0xac, 0x72, 0x90, 0x86, 0xe2, 0xcc, 0x80, 0x6e, 0x82, 0x8a,
+	0x84, 0x87, 0x7f, 0x1e, 0xb8, 0xe5, 0xd9, 0x74, 0xd8, 0x73, 0xe0, 0x65, 0x22, 0x49, 0x01, 0x55,
+	0x5f, 0xb8, 0x82, 0x15, 0x90, 0xa3, 0x3b, 0xac, 0xc6, 0x1e, 0x39, 0x70, 0x1c, 0xf9, 0xb4, 0x6b,
+	0xd2, 0x5b, 0xf5, 0xf0, 0x59, 0x5b, 0xbe, 0x24, 0x65, 0x51, 0x41, 0x43, 0x8e, 0x7a, 0x10, 0x0b,
+};
+
+/* An Ed25519 add as OpenSSH sends it: name, A, seed || sk_pub, comment. */
+static size_t ed_add_msg(uint8_t *buf, size_t cap, const uint8_t *seed, const uint8_t *pub,
+			 const uint8_t *sk_pub, size_t sk_len)
+{
+	uint8_t sk[64];
+	memcpy(sk, seed, 32);
+	memcpy(sk + 32, sk_pub, 32);
+	struct wire_writer w;
+	wire_writer_init(&w, buf, cap);
+	wire_put_u8(&w, SSH_AGENTC_ADD_IDENTITY);
+	wire_put_cstring(&w, AGENT_ED25519_NAME);
+	wire_put_string(&w, pub, 32);
+	wire_put_string(&w, sk, sk_len);
+	wire_put_cstring(&w, "ed key");
+	assert_false(w.bad);
+	return w.len;
+}
+
+/* Signs data through the agent with the Ed25519 key pub; the raw
+ * signature, or the reply type if it is no signature. */
+static uint8_t ed_sign(const uint8_t *pub, const void *data, size_t len, uint8_t sig[64])
+{
+	uint8_t m[512], blob[AGENT_BLOB_MAX];
+	struct wire_writer w;
+	wire_writer_init(&w, blob, sizeof blob);
+	wire_put_key_blob(&w, AGENT_KEY_ED25519, pub);
+	size_t blob_len = w.len;
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_SIGN_REQUEST);
+	wire_put_string(&w, blob, blob_len);
+	wire_put_string(&w, data, len);
+	wire_put_u32(&w, 4); /* SSH_AGENT_RSA_SHA2_512: ignored */
+	size_t rn;
+	uint8_t t = call(m, w.len, &rn);
+	if (t != SSH_AGENT_SIGN_RESPONSE)
+		return t;
+	struct wire_reader r, in;
+	wire_reader_init(&r, out + 1, rn - 1);
+	struct wire_bytes whole = wire_get_string(&r);
+	assert_true(wire_done(&r));
+	wire_reader_init(&in, whole.p, whole.len);
+	assert_true(wire_bytes_eq(wire_get_string(&in), AGENT_ED25519_NAME));
+	struct wire_bytes raw = wire_get_string(&in);
+	assert_true(wire_done(&in));
+	assert_int_equal(raw.len, 64);
+	memcpy(sig, raw.p, 64);
+	return t;
+}
+
+static void test_ed25519_rfc8032(void **state)
+{
+	uint8_t pub[32], sig[64];
+	assert_true(ed25519_public(rfc_seed, pub));
+	assert_memory_equal(pub, rfc_pub, 32);
+	assert_true(ed25519_sign(rfc_seed, rfc_pub, "", 0, sig));
+	assert_memory_equal(sig, rfc_sig, 64);
+}
+
+static void test_ed25519_add_list_sign_remove(void **state)
+{
+	uint8_t m[512], sig[64];
+	size_t n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
+	struct agent_request req;
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
+	assert_int_equal(req.u.add.key_type, AGENT_KEY_ED25519);
+	assert_memory_equal(req.u.add.d.p, rfc_seed, 32);
+	assert_int_equal(req.u.add.d.len, 32);
+	assert_memory_equal(req.u.add.point, rfc_pub, 32);
+	for (size_t k = 0; k < n; k++)
+		assert_int_not_equal(agent_parse_request(m, k, &req), AGENT_PARSE_OK);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_SUCCESS);
+	assert_true(agent_holds_scalar(rfc_seed));
+	assert_int_equal(add_key("p256 too", NULL, 0), SSH_AGENT_SUCCESS);
+	assert_int_equal(listed(), 2);
+	/* The list carries the key's OpenSSH blob. */
+	uint8_t blob[AGENT_BLOB_MAX];
+	struct wire_writer w;
+	wire_writer_init(&w, blob, sizeof blob);
+	wire_put_key_blob(&w, AGENT_KEY_ED25519, rfc_pub);
+	assert_int_equal(w.len, AGENT_ED25519_BLOB);
+	size_t ln;
+	uint8_t ids = SSH_AGENTC_REQUEST_IDENTITIES;
+	call(&ids, 1, &ln);
+	assert_true(contains(out, ln, blob, w.len));
+	const uint8_t *pub = NULL;
+	assert_int_equal(wire_key_blob_parse((struct wire_bytes){ blob, w.len }, &pub),
+			 AGENT_KEY_ED25519);
+	assert_ptr_equal(pub, blob + 4 + 11 + 4);
+	assert_int_equal(wire_key_blob_parse((struct wire_bytes){ blob, w.len - 1 }, &pub),
+			 AGENT_KEY_NONE);
+	assert_int_equal(ed_sign(rfc_pub, "", 0, sig), SSH_AGENT_SIGN_RESPONSE);
+	assert_memory_equal(sig, rfc_sig, 64);
+	assert_int_equal(ed_sign(rfc_pub, "a login", 7, sig), SSH_AGENT_SIGN_RESPONSE);
+	assert_int_equal(crypto_sign_ed25519_verify_detached(sig, (const uint8_t *)"a login", 7,
+							     rfc_pub), 0);
+	assert_int_equal(sign_and_verify("the P-256 key still signs"), SSH_AGENT_SIGN_RESPONSE);
+	/* Remove: its seed is gone, the other key stays. */
+	uint8_t rm[128];
+	wire_writer_init(&w, rm, sizeof rm);
+	wire_put_u8(&w, SSH_AGENTC_REMOVE_IDENTITY);
+	wire_put_string(&w, blob, AGENT_ED25519_BLOB);
+	assert_int_equal(call(rm, w.len, NULL), SSH_AGENT_SUCCESS);
+	assert_false(agent_holds_scalar(rfc_seed));
+	assert_int_equal(listed(), 1);
+	assert_int_equal(ed_sign(rfc_pub, "", 0, sig), SSH_AGENT_FAILURE);
+}
+
+static void test_ed25519_add_refusals(void **state)
+{
+	uint8_t m[512], other[32];
+	struct agent_request req;
+	memcpy(other, rfc_pub, 32);
+	other[0] ^= 1;
+	/* The private key's copy of A differs from the given A. */
+	size_t n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, other, 64);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_MALFORMED);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
+	/* A consistent message whose A is not its seed's public key. */
+	n = ed_add_msg(m, sizeof m, rfc_seed, other, other, 64);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
+	/* A private key of the wrong length. */
+	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 63);
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_MALFORMED);
+	assert_int_equal(listed(), 0);
+	assert_false(agent_holds_scalar(rfc_seed));
+	/* Where Ed25519 cannot run (an emulating KVM), a good add and a
+	 * keygen are refused, and nothing of its seed is kept. */
+	env.ed25519 = false;
+	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
+	struct wire_writer w;
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
+	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
+	wire_put_cstring(&w, AGENT_ED25519_NAME);
+	wire_put_cstring(&w, "c");
+	assert_int_equal(call(m, w.len, NULL), SSH_AGENT_EXTENSION_FAILURE);
+	assert_int_equal(listed(), 0);
+	assert_false(agent_holds_scalar(rfc_seed));
+	env.ed25519 = true;
+	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_SUCCESS); /* the control */
+}
+
+static void test_ed25519_keygen(void **state)
+{
+	uint8_t m[256];
+	struct wire_writer w;
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
+	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
+	wire_put_cstring(&w, AGENT_ED25519_NAME);
+	wire_put_cstring(&w, "made inside");
+	size_t n;
+	assert_int_equal(call(m, w.len, &n), SSH_AGENT_EXTENSION_RESPONSE);
+	struct wire_reader r;
+	wire_reader_init(&r, out + 1, n - 1);
+	assert_true(wire_bytes_eq(wire_get_string(&r), AGENT_EXT_KEYGEN));
+	struct wire_bytes blob = wire_get_string(&r);
+	assert_true(wire_done(&r));
+	const uint8_t *pub = NULL;
+	assert_int_equal(wire_key_blob_parse(blob, &pub), AGENT_KEY_ED25519);
+	uint8_t a[32], sig[64];
+	memcpy(a, pub, 32);
+	assert_int_equal(listed(), 1);
+	assert_int_equal(ag.keys.slot[0].type, AGENT_KEY_ED25519);
+	/* The held seed is the key that was listed. */
+	uint8_t again[32];
+	assert_true(ed25519_public(ag.keys.slot[0].d, again));
+	assert_memory_equal(again, a, 32);
+	assert_int_equal(ed_sign(a, "msg", 3, sig), SSH_AGENT_SIGN_RESPONSE);
+	assert_int_equal(crypto_sign_ed25519_verify_detached(sig, (const uint8_t *)"msg", 3, a), 0);
+	sig[0] ^= 1;
+	assert_int_not_equal(crypto_sign_ed25519_verify_detached(sig, (const uint8_t *)"msg", 3, a), 0);
+	/* An unknown type is refused. */
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
+	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
+	wire_put_cstring(&w, "ssh-dss");
+	wire_put_cstring(&w, "c");
+	assert_int_equal(call(m, w.len, NULL), SSH_AGENT_EXTENSION_FAILURE);
+	assert_int_equal(listed(), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +762,10 @@ int main(void)
 		cmocka_unit_test_setup(test_lock, setup),
 		cmocka_unit_test_setup(test_lifetime, setup),
 		cmocka_unit_test_setup(test_keygen_query_keyhash, setup),
+		cmocka_unit_test_setup(test_ed25519_rfc8032, setup),
+		cmocka_unit_test_setup(test_ed25519_add_list_sign_remove, setup),
+		cmocka_unit_test_setup(test_ed25519_add_refusals, setup),
+		cmocka_unit_test_setup(test_ed25519_keygen, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
