@@ -64,7 +64,7 @@ compile() {
 	done
 	# The deprecated aliases (enumerators) are names <cloak/abi.h> never uses.
 	run sed -n '/^enum cloak_secret_deprecated_names {/,/^};/p' "$REPO/include/cloak/secret.h"
-	aliases=$(grep -oE $'^\tCLOAK_[A-Z_]+' <<<"$output" | tr -d '\t')
+	aliases=$(grep -oE 'CLOAK_SECRET_RENAMED\(CLOAK_[A-Z_]+' <<<"$output" | sed 's/.*(//')
 	[ "$(wc -l <<<"$aliases")" -ge 15 ]
 	for a in $aliases; do
 		[[ $a != CLOAK_SECRET_* ]] || { echo "alias $a has the new prefix"; return 1; }
