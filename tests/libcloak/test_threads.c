@@ -111,7 +111,11 @@ static void exited_threads_return_their_slots(void **state)
 	threads_allocate_and_free_at_once(state);
 	cloak_secret_stats(&second);
 	cloak_secret_free(hold);
-	assert_int_equal(second.arenas, first.arenas);
+	/* Threads take lanes in turn, and each lane keeps one empty run per
+	 * class, so two runs may differ by one arena (seen on one vCPU in the
+	 * SVM tier, where threads run in long slices); stranded slots would add
+	 * arenas run after run. */
+	assert_true(second.arenas <= first.arenas + 1);
 }
 
 /* Two threads fall idle together for about IDLE_RELEASE_MS and wake around
