@@ -2,11 +2,23 @@
 # The monitor: every monitor/**/*.c but main.c goes into libmonitor.a, so
 # unit tests and fuzz targets link the same code the binary runs. Sources
 # include each other by folder ("mem/guestmem.h") from -Imonitor.
-MONITOR_SRC := $(filter-out monitor/main.c monitor/test_hooks.c,$(wildcard monitor/*.c monitor/*/*.c))
+# The sandbox's libseccomp rules and the program that compiles them are
+# build-time only (process/sandbox_gen.c).
+MONITOR_BUILD_ONLY := monitor/process/sandbox_rules.c monitor/process/sandbox_gen.c
+MONITOR_SRC := $(filter-out monitor/main.c monitor/test_hooks.c $(MONITOR_BUILD_ONLY),$(wildcard monitor/*.c monitor/*/*.c))
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(O)/%.o)
 MONITOR_SAN_OBJ := $(MONITOR_SRC:%.c=$(O)/san/%.o)
-MONITOR_LIBS := -lseccomp -pthread
-MONITOR_CFLAGS := -Imonitor
+MONITOR_LIBS := -pthread
+MONITOR_CFLAGS := -Imonitor -I$(O)/monitor
+
+# The seccomp filters as BPF, compiled once at build time by libseccomp
+# (process/sandbox_gen.c), included by process/sandbox.c.
+$(O)/monitor/sandbox_gen: $(MONITOR_BUILD_ONLY) monitor/process/sandbox_rules.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Imonitor -o $@ $(MONITOR_BUILD_ONLY) -lseccomp
+$(O)/monitor/sandbox_bpf.h: $(O)/monitor/sandbox_gen
+	$< >$@.tmp && mv $@.tmp $@
+$(O)/monitor/process/sandbox.o $(O)/san/monitor/process/sandbox.o: $(O)/monitor/sandbox_bpf.h
 
 $(O)/monitor/%.o: monitor/%.c
 	@mkdir -p $(dir $@)
