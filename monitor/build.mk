@@ -50,13 +50,15 @@ $(O)/san/cloak: $(O)/san/monitor/main.o $(O)/san/monitor/libmonitor.a
 # The test build (test_hooks.h): the hook callers compiled again with
 # CLOAK_TEST_HOOKS, linked ahead of the same libmonitor.a.
 MONITOR_HOOKS_SRC := monitor/main.c monitor/kvm/run.c monitor/calls/poll.c monitor/mem/give_up.c \
-	monitor/test_hooks.c
+	monitor/mem/backend.c monitor/test_hooks.c
 MONITOR_HOOKS_OBJ := $(MONITOR_HOOKS_SRC:monitor/%.c=$(O)/tests/hooks/%.o)
 $(O)/tests/hooks/%.o: monitor/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -DCLOAK_TEST_HOOKS -MMD -c -o $@ $<
+# Linked as the shipped monitor is (static-pie), so its phase timings
+# (CLOAK_TEST_PHASES) are the shipped monitor's.
 $(O)/tests/cloak-hooks: $(MONITOR_HOOKS_OBJ) $(O)/monitor/libmonitor.a
-	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(MONITOR_LIBS)
+	$(CC) $(HOST_LDFLAGS) -static-pie -o $@ $^ $(MONITOR_LIBS)
 
 ALL_TARGETS += $(O)/cloak $(O)/tests/cloak-hooks $(O)/tests/cloak-dynamic
 -include $(MONITOR_HOOKS_OBJ:.o=.d)
