@@ -87,6 +87,10 @@ def machine():
 
 
 def commit():
+    # Where the tree has no git metadata (the SVM tier's VM), run-svm
+    # passes the commit in.
+    if os.environ.get("CLOAK_BENCH_COMMIT"):
+        return os.environ["CLOAK_BENCH_COMMIT"]
     try:
         rev = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
                              text=True, timeout=10).stdout.strip()

@@ -2,11 +2,23 @@
 # The monitor: every monitor/**/*.c but main.c goes into libmonitor.a, so
 # unit tests and fuzz targets link the same code the binary runs. Sources
 # include each other by folder ("mem/guestmem.h") from -Imonitor.
-MONITOR_SRC := $(filter-out monitor/main.c monitor/test_hooks.c,$(wildcard monitor/*.c monitor/*/*.c))
+# The sandbox's libseccomp rules and the program that compiles them are
+# build-time only (process/sandbox_gen.c).
+MONITOR_BUILD_ONLY := monitor/process/sandbox_rules.c monitor/process/sandbox_gen.c
+MONITOR_SRC := $(filter-out monitor/main.c monitor/test_hooks.c $(MONITOR_BUILD_ONLY),$(wildcard monitor/*.c monitor/*/*.c))
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(O)/%.o)
 MONITOR_SAN_OBJ := $(MONITOR_SRC:%.c=$(O)/san/%.o)
-MONITOR_LIBS := -lseccomp -pthread
-MONITOR_CFLAGS := -Imonitor
+MONITOR_LIBS := -pthread
+MONITOR_CFLAGS := -Imonitor -I$(O)/monitor
+
+# The seccomp filters as BPF, compiled once at build time by libseccomp
+# (process/sandbox_gen.c), included by process/sandbox.c.
+$(O)/monitor/sandbox_gen: $(MONITOR_BUILD_ONLY) monitor/process/sandbox_rules.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Imonitor -o $@ $(MONITOR_BUILD_ONLY) -lseccomp
+$(O)/monitor/sandbox_bpf.h: $(O)/monitor/sandbox_gen
+	$< >$@.tmp && mv $@.tmp $@
+$(O)/monitor/process/sandbox.o $(O)/san/monitor/process/sandbox.o: $(O)/monitor/sandbox_bpf.h
 
 $(O)/monitor/%.o: monitor/%.c
 	@mkdir -p $(dir $@)
@@ -38,13 +50,15 @@ $(O)/san/cloak: $(O)/san/monitor/main.o $(O)/san/monitor/libmonitor.a
 # The test build (test_hooks.h): the hook callers compiled again with
 # CLOAK_TEST_HOOKS, linked ahead of the same libmonitor.a.
 MONITOR_HOOKS_SRC := monitor/main.c monitor/kvm/run.c monitor/calls/poll.c monitor/mem/give_up.c \
-	monitor/test_hooks.c
+	monitor/mem/backend.c monitor/test_hooks.c
 MONITOR_HOOKS_OBJ := $(MONITOR_HOOKS_SRC:monitor/%.c=$(O)/tests/hooks/%.o)
 $(O)/tests/hooks/%.o: monitor/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -DCLOAK_TEST_HOOKS -MMD -c -o $@ $<
+# Linked as the shipped monitor is (static-pie), so its phase timings
+# (CLOAK_TEST_PHASES) are the shipped monitor's.
 $(O)/tests/cloak-hooks: $(MONITOR_HOOKS_OBJ) $(O)/monitor/libmonitor.a
-	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(MONITOR_LIBS)
+	$(CC) $(HOST_LDFLAGS) -static-pie -o $@ $^ $(MONITOR_LIBS)
 
 ALL_TARGETS += $(O)/cloak $(O)/tests/cloak-hooks $(O)/tests/cloak-dynamic
 -include $(MONITOR_HOOKS_OBJ:.o=.d)

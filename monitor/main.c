@@ -104,6 +104,7 @@ static int load(struct session *s, const struct options *o, const void *image, s
 	struct vm *vm = &s->vm;
 	if (kvm_open(&vm->kvm, f))
 		return -1;
+	test_hooks_phase("KVM open");
 	/* Asked now, answered while devices, memory and the image are set up
 	 * (kvm/cpuid_query.h). */
 	cpuid_query_start(&vm->kvm.cpuid, vm->kvm.kvm_fd);
@@ -114,6 +115,7 @@ static int load(struct session *s, const struct options *o, const void *image, s
 	}
 	if (devices_setup(&vm->dev, o, f))
 		return -1;
+	test_hooks_phase("devices set up");
 	if (o->dump_shared) {
 		s->dump_fd = dump_shared_open(o->dump_shared, f);
 		if (s->dump_fd < 0)
@@ -127,17 +129,21 @@ static int load(struct session *s, const struct options *o, const void *image, s
 	if (!vm->gm)
 		return -1;
 	gm_set_log(vm->gm, o->verbose);
+	test_hooks_phase("guest memory created");
 	vm_verbose(vm, "guest memory: %s%s: %s", gm_backend_name(backend),
 		   o->backend_auto ? " (chosen for this host)" : "", gm_describe(vm->gm));
 	if (elf_load(vm->gm, image, len, img, f)) {
 		fail_prefix(f, o->guest);
 		return -1;
 	}
+	test_hooks_phase("image loaded");
 	struct pt_range ranges[ELF_LOAD_MAX_PHDRS];
 	for (unsigned i = 0; i < img->nseg; i++)
 		ranges[i] = (struct pt_range){ img->seg[i].start, img->seg[i].end,
 					       img->seg[i].write, img->seg[i].exec };
-	return vm_setup(vm, img->entry, ranges, img->nseg, f);
+	int r = vm_setup(vm, img->entry, ranges, img->nseg, f);
+	test_hooks_phase("vCPU set up");
+	return r;
 }
 
 static int boot(struct session *s, const struct options *o, const struct elf_image *img,
@@ -165,10 +171,12 @@ static int boot(struct session *s, const struct options *o, const struct elf_ima
 		   o->guest, (unsigned long long)img->entry, (unsigned long long)img->lowest,
 		   (unsigned long long)img->highest, (unsigned long long)(o->mem >> 20),
 		   (unsigned long long)vm->tsc_khz);
+	test_hooks_phase("boot info, console, watchdog");
 	if (o->no_sandbox)
 		vm_verbose(vm, "--no-sandbox: running without the seccomp filter");
 	else if (sandbox_enter(f))
 		return -1;
+	test_hooks_phase("sandbox entered");
 	return 0;
 }
 
@@ -184,6 +192,7 @@ static int run(struct session *s, const struct options *o, struct fail *f)
 	/* A bad image is reported as such whatever the host lacks. */
 	struct elf_image img;
 	int r = elf_check(o->mem, image, len, &img, f);
+	test_hooks_phase("image read and checked");
 	if (r)
 		fail_prefix(f, o->guest);
 	else
@@ -192,6 +201,7 @@ static int run(struct session *s, const struct options *o, struct fail *f)
 	if (r || boot(s, o, &img, f))
 		return -1;
 	int status = vm_run(&s->vm);
+	test_hooks_phase("guest run (KVM_RUN to its exit)");
 	if (s->vm.verbose) {
 		uint64_t total = 0;
 		for (unsigned i = 0; i < CLOAK_HC_MAX; i++)
@@ -216,6 +226,7 @@ static void finish(struct session *s)
 	}
 	devices_finish(vm->dev);
 	vm->dev = NULL;
+	test_hooks_phase("devices closed");
 	if (vm->gm && gm_gave_up(vm->gm)) {
 		/* The private pages are no longer the monitor's to reach: the
 		 * guest's own vCPU zeroes them before KVM lets them go. */
@@ -235,7 +246,9 @@ static void finish(struct session *s)
 	 * wipe still comes before the memory goes back to the kernel. A stop
 	 * request from now on has no run structure to mark. */
 	signals_set_run(NULL);
+	test_hooks_phase("vCPU wipe (memory given up)");
 	vm_close(vm);
+	test_hooks_phase("VM closed");
 	if (vm->gm) {
 		uint64_t wiped = gm_destroy(vm->gm);
 		vm->gm = NULL;
@@ -267,11 +280,17 @@ int main(int argc, char **argv)
 	s.dump_fd = -1;
 	s.vm.verbose = o.verbose;
 	s.vm.quiet = o.quiet;
-	int status;
-	if (signals_init(&f) || (status = run(&s, &o, &f)) < 0) {
+	test_hooks_phase("options parsed");
+	int status = signals_init(&f);
+	test_hooks_phase("signal handlers");
+	if (status == 0)
+		status = run(&s, &o, &f);
+	if (status < 0) {
 		fprintf(stderr, "cloak: %s\n", f.msg);
 		status = f.status;
 	}
 	finish(&s);
+	test_hooks_phase("guest memory bookkeeping freed");
+	test_hooks_phases_print();
 	return status;
 }

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -29,8 +30,40 @@ static int maps_fd = -1;
 static char *needle;
 static size_t needle_len;
 
+/* CLOAK_TEST_PHASES: each phase's name and the clock at its end. */
+#define PHASES_MAX 32
+static struct {
+	const char *name;
+	uint64_t ns;
+} phases[PHASES_MAX];
+static unsigned nphases;
+static bool phases_on;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void test_hooks_phase(const char *name)
+{
+	if (phases_on && nphases < PHASES_MAX)
+		phases[nphases++] = (typeof(phases[0])){ name, now_ns() };
+}
+
+void test_hooks_phases_print(void)
+{
+	for (unsigned i = 1; i < nphases; i++)
+		fprintf(stderr, "phase %s %.1f\n", phases[i].name,
+			(double)(phases[i].ns - phases[i - 1].ns) / 1000.0);
+}
+
 void test_hooks_init(void)
 {
+	const char *p = getenv("CLOAK_TEST_PHASES");
+	phases_on = p && strcmp(p, "1") == 0;
+	test_hooks_phase("start");
 	hook = getenv("CLOAK_TEST_HOOK");
 	if (!hook || strcmp(hook, "selfscan"))
 		return;

@@ -22,6 +22,11 @@
  *                   space and say whether the needle is there (the needle
  *                   comes reversed in CLOAK_TEST_NEEDLE_REV, so the
  *                   environment does not hold it).
+ * CLOAK_TEST_PHASES=1 (combines with any hook): the monitor's monotonic
+ * clock at the end of each phase of a run (parse, KVM open, memory create,
+ * load, vCPU setup, sandbox, run, teardown: close, wipe, unmap...), printed
+ * on stderr at exit as "phase NAME MICROSECONDS" lines, so a benchmark can
+ * name where boot time goes (bench/peers-bench).
  * CLOAK_TEST_GIVE_UP=1 (combines with any hook): a guest_memfd is given up
  * at PROTECT wherever KVM runs guest code natively, even where KVM would
  * have to decode intercepted instructions from guest memory (SVM without
@@ -41,6 +46,8 @@ void test_hooks_init(void);
 void test_hooks_on_exit(struct vm *vm);
 void test_hooks_before_poll(void);
 bool test_hooks_give_up_anyway(void);
+void test_hooks_phase(const char *name);
+void test_hooks_phases_print(void);
 #else
 static inline void test_hooks_init(void)
 {
@@ -55,6 +62,13 @@ static inline void test_hooks_before_poll(void)
 static inline bool test_hooks_give_up_anyway(void)
 {
 	return false;
+}
+static inline void test_hooks_phase(const char *name)
+{
+	(void)name;
+}
+static inline void test_hooks_phases_print(void)
+{
 }
 #endif
 

@@ -22,6 +22,7 @@
 #include "give_up.h"
 #include "guest_memfd.h"
 #include "secretmem.h"
+#include "test_hooks.h"
 
 const char *gm_backend_name(enum gm_backend kind)
 {
@@ -218,12 +219,15 @@ uint64_t membackend_release(struct membacking *mb)
 	uint64_t wiped = 0;
 	if (mb->base) {
 		wiped = membackend_wipe(mb);
+		test_hooks_phase("guest memory wiped");
 		munmap(mb->base, mb->size);
+		test_hooks_phase("guest memory unmapped");
 	}
 	if (mb->fd >= 0)
 		close(mb->fd);
 	if (mb->pagemap_fd >= 0)
 		close(mb->pagemap_fd);
+	test_hooks_phase("guest memory descriptors closed");
 	mb->base = NULL;
 	mb->fd = mb->pagemap_fd = -1;
 	return wiped;

@@ -1,124 +1,37 @@
 /* SPDX-License-Identifier: ISC */
-/* System-call allowlists; see sandbox.h. */
+/* Entering the sandbox; see sandbox.h. The filters are compiled at build
+ * time from the libseccomp rules in sandbox_rules.c (sandbox_gen.c writes
+ * sandbox_bpf.h), so entering is two system calls: no-new-privileges, as
+ * libseccomp's seccomp_load() sets it, and the filter itself. */
 #include "sandbox.h"
 
 #include <errno.h>
-#include <linux/kvm.h>
-#include <seccomp.h>
-#include <stdio.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-#include "mem/pagemap_scan.h"
+#include "sandbox_bpf.h"
 
-struct allow {
-	int nr;
-	const char *caller; /* who needs it once the guest runs */
-};
-
-static const struct allow monitor_allow[] = {
-	{ SCMP_SYS(ppoll), "devices/waitset.c: POLL without devices sleeps" },
-	{ SCMP_SYS(epoll_pwait2), "devices/waitset.c: POLL waits for channels" },
-	{ SCMP_SYS(epoll_ctl), "devices/waitset.c: the channels to wait for" },
-	{ SCMP_SYS(rt_sigreturn), "process/signals.c: return from a stop-request handler" },
-	{ SCMP_SYS(rt_sigprocmask), "process/signals.c: stop requests blocked around a sleep" },
-	{ SCMP_SYS(clock_gettime), "calls/core.c: WALLTIME, x86/vcpu_wipe.c: deadline (vDSO fallback)" },
-	{ SCMP_SYS(getrandom), "calls/core.c: RANDOM" },
-	{ SCMP_SYS(read), "devices/channel.c: channel reads; mem/wipe.c: pagemap" },
-	{ SCMP_SYS(write), "calls/core.c: CONSOLE; channel writes; diagnostics on stderr" },
-	{ SCMP_SYS(pread64), "devices/block.c: block reads; mem/wipe.c: /proc/self/pagemap" },
-	{ SCMP_SYS(pwrite64), "devices/block.c: block writes" },
-	{ SCMP_SYS(fdatasync), "devices/block.c: FLUSH" },
-	{ SCMP_SYS(lseek), "mem/wipe.c: a memfd's data ranges (SEEK_DATA/SEEK_HOLE)" },
-	{ SCMP_SYS(newfstatat), "stdio: the first write to stdout sizes its buffer" },
-	{ SCMP_SYS(fstat), "stdio: the first write to stdout sizes its buffer" },
-	{ SCMP_SYS(close), "devices: dropped connections; release at exit" },
-	{ SCMP_SYS(accept4), "devices/channel.c: a listen: channel's next peer" },
-	{ SCMP_SYS(sendto), "process/broker.c: asking the broker to connect" },
-	{ SCMP_SYS(recvmsg), "process/broker.c: the broker's answer and descriptor" },
-	{ SCMP_SYS(brk), "malloc" },
-	{ SCMP_SYS(munmap), "malloc; mem/backend.c: release of guest memory" },
-	{ SCMP_SYS(madvise), "free: trimming the heap" },
-	{ SCMP_SYS(mincore), "mem/wipe.c: resident pages where pagemap cannot tell" },
-	{ SCMP_SYS(exit_group), "the monitor's exit" },
-	{ SCMP_SYS(getpid), "abort(), sanitizer reports; process/signals.c: whose SIGABRT" },
-	{ SCMP_SYS(gettid), "abort() and sanitizer reports" },
-	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
-};
-
-/* ioctl requests once the guest runs: KVM ones on the vCPU, and one on
- * pagemap. No mremap either: it
- * could stretch a mapping of shared guest pages over the private ones the
- * monitor gave up (realloc copies instead). */
-static const unsigned long kvm_requests[] = {
-	KVM_RUN,         /* kvm/run.c, x86/vcpu_wipe.c */
-	KVM_GET_REGS,    /* kvm/vm.c: rip for diagnostics */
-	KVM_GET_SREGS,   /* x86/vcpu_wipe.c */
-	KVM_SET_SREGS,   /* x86/vcpu_wipe.c */
-	KVM_SET_REGS,    /* x86/vcpu_wipe.c */
-	KVM_GET_VCPU_EVENTS, /* x86/vcpu_wipe.c */
-	KVM_SET_VCPU_EVENTS, /* x86/vcpu_wipe.c */
-	CLOAK_PAGEMAP_SCAN, /* mem/wipe.c: present pages, from /proc/self/pagemap */
-};
-
-static const struct allow broker_allow[] = {
-	{ SCMP_SYS(recvfrom), "serve(): the monitor's request" },
-	{ SCMP_SYS(sendmsg), "reply(): the answer and a descriptor" },
-	{ SCMP_SYS(connect), "serve(): connecting a connect: channel" },
-	{ SCMP_SYS(close), "serve(): its copy of the connection" },
-	{ SCMP_SYS(newfstatat), "serve(): is the socket file still the monitor's?" },
-	{ SCMP_SYS(unlink), "serve(): removing the monitor's listening sockets" },
-	{ SCMP_SYS(rt_sigreturn), "signal delivery" },
-	{ SCMP_SYS(exit_group), "_exit()" },
-	{ SCMP_SYS(write), "diagnostics on stderr" },
-};
-
-static int add_all(scmp_filter_ctx ctx, const struct allow *a, size_t n)
+static int load(const struct sock_filter *insn, size_t n)
 {
-	int r = 0;
-	for (size_t i = 0; i < n && r == 0; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, a[i].nr, 0);
-	return r;
+	struct sock_fprog prog = { .len = (unsigned short)n, .filter = (struct sock_filter *)insn };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 }
 
 int sandbox_enter(struct fail *f)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-	if (!ctx)
-		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot set up the seccomp sandbox");
-	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
-	for (size_t i = 0; i < sizeof kvm_requests / sizeof kvm_requests[0] && r == 0; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_EQ, kvm_requests[i], 0));
-	/* malloc maps memory; never executable memory. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
-				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-	if (r == 0)
-		r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	if (r != 0)
+	if (load(monitor_filter, sizeof monitor_filter / sizeof monitor_filter[0]) != 0)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot enter the seccomp sandbox: %s",
-				strerror(-r));
+				strerror(errno));
 	return 0;
 }
 
 int sandbox_enter_broker(void)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-	if (!ctx)
-		return -1;
-	int r = add_all(ctx, broker_allow, sizeof broker_allow / sizeof broker_allow[0]);
-	/* Only Unix stream sockets, for connect: channels. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
-	if (r == 0)
-		r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return r ? -1 : 0;
+	return load(broker_filter, sizeof broker_filter / sizeof broker_filter[0]) ? -1 : 0;
 }

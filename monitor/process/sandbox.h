@@ -6,7 +6,8 @@
  * cannot open files, create sockets, exec, fork, ptrace, map executable
  * memory, or issue KVM ioctls other than those the run loop uses. A denied
  * call fails with EPERM, so error paths still wipe guest memory on the way
- * out. Every entry names its caller (sandbox.c).
+ * out. Every entry names its caller (sandbox_rules.c, libseccomp rules
+ * compiled to BPF at build time by sandbox_gen.c).
  */
 #ifndef CLOAK_PROCESS_SANDBOX_H
 #define CLOAK_PROCESS_SANDBOX_H

@@ -19,7 +19,7 @@ FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # Warnings are enforced by the gcc and CC=clang builds; here they would only
 # make the smoke run fail for a reason that is not a crash.
-FUZZ_CFLAGS := -std=gnu11 -g -O1 $(filter-out -Werror,$(WARN)) -Iinclude -Icommon -Imonitor \
+FUZZ_CFLAGS := -std=gnu11 -g -O1 $(filter-out -Werror,$(WARN)) -Iinclude -Icommon -Imonitor -I$(O)/monitor \
 	-D_GNU_SOURCE -DCLOAK_VERSION=\"$(VERSION)\" -fno-strict-aliasing $(FUZZ_SAN)
 # Recursive on purpose: fragments included after this one add targets.
 FUZZ_SECONDS ?= $(shell n=$(words $(FUZZ_TARGETS)); s=$$((60 / n)); [ $$s -lt 20 ] && s=20; echo $$s)
@@ -30,6 +30,7 @@ FUZZ_LIB_OBJ = $(FUZZ_LIB_SRC:%.c=$(O)/fuzz/obj/%.o)
 $(O)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -c -o $@ $<
+$(O)/fuzz/obj/monitor/process/sandbox.o: $(O)/monitor/sandbox_bpf.h
 $(O)/fuzz/libmonitor-fuzz.a: $(FUZZ_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(O)/fuzz/libmonitor-fuzz.a

@@ -106,15 +106,19 @@ print("ok")'
 	[ -z "${CLOAK_TEST_MEMORY:-}" ] || skip "the bench runs the default backend; this run tests --memory=$CLOAK_TEST_MEMORY"
 	cd "$ROOT"
 	SOLO5_DIR= PEERS_BOOT_ROUNDS=2 PEERS_CALL_ROUNDS=1 PEERS_BLOCK_ROUNDS=1 PEERS_RSS_ROUNDS=1 \
-		PEERS_TRACE_RUNS=1 run timeout 300 bench/peers-bench
+		PEERS_TRACE_RUNS=1 PEERS_PHASE_RUNS=1 run timeout 300 bench/peers-bench
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"**Peer figures absent: SOLO5_DIR is not set.**"* ]]
 	[[ "$output" != *"Peer: Solo5"* ]]
 	# cloak's own figures are there, the peer's column says absent
-	printf '%s\n' "$output" | grep -Eq '^\| empty \(main returns 0; protected, secret memory\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| absent \| absent \|'
+	printf '%s\n' "$output" | grep -Eq '^\| empty \(main returns 0; protected, the default backend\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| absent \| absent \|'
 	# every target that needs the peer is unjudged; the cloak-only one is judged
 	[ "$(printf '%s\n' "$output" | grep -c 'not measured (peer absent) |$')" -ge 5 ]
 	printf '%s\n' "$output" | grep -Eq '^\| poll with nothing to wait for ≤ 1.5x a bare exit \(cloak\) \| [0-9.]+x \| \*\*(met|missed)\*\* \|$'
 	# the breakdown has cloak's column only
 	printf '%s\n' "$output" | grep -q '^| phase | cloak | cloak --memory=shared |$'
+	# the monitor names its own phases (CLOAK_TEST_PHASES), the sandbox's among them
+	printf '%s\n' "$output" | grep -q '^| phase (ends with) | cloak | cloak --memory=shared |$'
+	printf '%s\n' "$output" | grep -Eq '^\| sandbox entered \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ '
+	printf '%s\n' "$output" | grep -Eq '^\| guest memory wiped \| [0-9.]+ '
 }

@@ -36,6 +36,24 @@ ioctl-memslot ioctl-guest-debug mremap"
 
 @test "the shipped monitor has no test hooks" {
 	run -1 grep -c CLOAK_TEST_HOOK "$ROOT/$O/cloak"
+	run -1 grep -c CLOAK_TEST_PHASES "$ROOT/$O/cloak"
+}
+
+# The named phases bench/peers-bench prints come from here (test_hooks.h).
+@test "CLOAK_TEST_PHASES=1: the test monitor names each phase of a run with its time" {
+	need_kvm
+	run --separate-stderr timeout 60 env CLOAK_TEST_PHASES=1 "$HOOKS" -q "${MEMORY_ARGS[@]}" "$HELLO"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	local p
+	for p in "options parsed" "signal handlers" "KVM open" "guest memory created" "image loaded" \
+		"vCPU set up" "sandbox entered" "guest run (KVM_RUN to its exit)" "VM closed" \
+		"guest memory wiped" "guest memory unmapped"; do
+		grep -qxE "phase ${p//[()]/.} [0-9]+\.[0-9]" <<<"$stderr" || { echo "no '$p': $stderr"; return 1; }
+	done
+	# without the variable, nothing
+	run --separate-stderr timeout 60 "$HOOKS" -q "${MEMORY_ARGS[@]}" "$HELLO"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ] || { echo "$stderr"; return 1; }
 }
 
 @test "a fault in the monitor itself: one line, guest memory wiped, exit 248" {
