@@ -13,7 +13,7 @@
  *           runtime code adds to)
  *   batch-4k: 4 KiB requests from the bounce pool, CLOAK_BLOCK_BATCH_MAX of
  *           them to a cloak_block_submit() (one exit), the request array
- *           in private memory (the runtime copies it)
+ *           at the end of the pool (used in place, no copy)
  * Without MODE arguments it runs copy, bounce and bounce-4k.
  * Without protection (block_bench_direct) both go straight to the buffer.
  * Prints "RESULT mode write_MBps read_MBps" with MB/s x10 as integers (the
@@ -41,8 +41,8 @@ static uint64_t rate_x10(uint64_t bytes, uint64_t ns)
 static struct cloak_hc_block_io raw_block __attribute__((section(".data.shared"), aligned(64)));
 
 /* CLOAK_BLOCK_BATCH_MAX requests of req bytes from off, buffers one after
- * another from buf, one cloak_block_submit(). */
-static struct cloak_block_req reqs[CLOAK_BLOCK_BATCH_MAX];
+ * another from buf, one cloak_block_submit(); the array is set in main. */
+static struct cloak_block_req *reqs;
 static int batch(const struct cloak_block *b, uint64_t op, uint64_t off, unsigned char *buf,
 		 size_t req)
 {
@@ -105,6 +105,7 @@ int main(int argc, char **argv)
 	if (bsz < REQ)
 		return printf("bounce pool too small\n"), 2;
 	printf("protection 0x%llx\n", (unsigned long long)cloak_protection());
+	reqs = (struct cloak_block_req *)(bounce + bsz) - CLOAK_BLOCK_BATCH_MAX;
 	static const struct {
 		const char *name;
 		int private, raw;

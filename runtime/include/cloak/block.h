@@ -49,8 +49,10 @@ int cloak_block_flush(const struct cloak_block *b);
  * one exit instead of 64. Each request's `ret` gets its status (0 or
  * -CLOAK_E*). Buffers are passed as they are: with protection on they must
  * lie in the bounce pool (cloak_bounce_area()); one that does not fails with
- * -CLOAK_EACCES alone. The array itself may be anywhere (one the monitor
- * cannot reach is copied through the runtime's own shared array). Returns
+ * -CLOAK_EACCES alone. The array itself may be anywhere: one in the bounce
+ * pool is used in place; any other is copied through the runtime's own
+ * shared array (40 bytes a request each way, which costs where KVM emulates
+ * guest code). Returns
  * the number of requests that failed (0: all done), or a negative
  * -CLOAK_E* when a whole call was refused (then the requests of that call
  * and after it did not run; those before it did). Completion is
