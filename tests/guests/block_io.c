@@ -162,6 +162,8 @@ static int batch(const struct cloak_block *b, unsigned seed)
 	q[2] = (struct cloak_block_req){ .op = CLOAK_BLOCK_WRITE, .offset = ssz,
 					 .buf = (uintptr_t)(out + ssz), .len = ssz };
 	q[3] = (struct cloak_block_req){ .op = CLOAK_BLOCK_FLUSH };
+	for (unsigned i = 0; i < 4; i++)
+		q[i].ret = 99; /* each status must be written, 0 included */
 	failed = cloak_block_submit(b, q, 4);
 	printf("partial: %d failed; statuses %lld %lld %lld %lld\n", failed, (long long)q[0].ret,
 	       (long long)q[1].ret, (long long)q[2].ret, (long long)q[3].ret);
