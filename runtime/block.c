@@ -11,6 +11,10 @@ static struct cloak_hc_block_info info_block RT_SHARED;
  * for FLUSH. */
 static struct cloak_hc_block_io rw_block[CLOAK_BLOCK_MAX][2] RT_SHARED;
 static struct cloak_hc_block_io flush_block RT_SHARED;
+/* BLOCK_BATCH's argument block, and the request array used for a caller's
+ * array the monitor cannot reach. */
+static struct cloak_hc_block_batch batch_block RT_SHARED;
+static struct cloak_block_req batch_reqs[CLOAK_BLOCK_BATCH_MAX] RT_SHARED;
 
 int cloak_block_open(const char *name, struct cloak_block *out)
 {
@@ -112,4 +116,28 @@ int cloak_block_flush(const struct cloak_block *b)
 {
 	flush_block = (struct cloak_hc_block_io){ .handle = b->handle, .op = CLOAK_BLOCK_FLUSH };
 	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, &flush_block);
+}
+
+int cloak_block_submit(const struct cloak_block *b, struct cloak_block_req *reqs, size_t n)
+{
+	int in_place = n <= SIZE_MAX / sizeof *reqs && io_reachable(reqs, n * sizeof *reqs);
+	int failed = 0;
+	for (size_t done = 0; done < n;) {
+		size_t k = n - done < CLOAK_BLOCK_BATCH_MAX ? n - done : CLOAK_BLOCK_BATCH_MAX;
+		struct cloak_block_req *r = in_place ? reqs + done : batch_reqs;
+		if (!in_place)
+			io_copy(batch_reqs, reqs + done, k * sizeof *reqs);
+		batch_block.handle = b->handle;
+		batch_block.reqs = (uint64_t)(uintptr_t)r;
+		batch_block.count = k;
+		int64_t e = cloak_hypercall(CLOAK_HC_BLOCK_BATCH, &batch_block);
+		if (e < 0)
+			return (int)e;
+		if (!in_place)
+			for (size_t i = 0; i < k; i++)
+				reqs[done + i].ret = batch_reqs[i].ret;
+		failed += (int)e;
+		done += k;
+	}
+	return failed;
 }

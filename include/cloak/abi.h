@@ -126,7 +126,8 @@ struct cloak_boot_info {
 	X(10, BLOCK_INFO, block_info, struct cloak_hc_block_info)      \
 	X(11, BLOCK_IO, block_io, struct cloak_hc_block_io)            \
 	X(12, CHAN_OPEN, chan_open, struct cloak_hc_chan_open)         \
-	X(13, CHAN_IO, chan_io, struct cloak_hc_chan_io)
+	X(13, CHAN_IO, chan_io, struct cloak_hc_chan_io)                \
+	X(14, BLOCK_BATCH, block_batch, struct cloak_hc_block_batch)
 
 enum cloak_hc {
 #define CLOAK_HC_ENUM_(nr, NAME, name, type) CLOAK_HC_##NAME = nr,
@@ -267,6 +268,28 @@ struct cloak_hc_block_io {
 	uint64_t len;    /* IN: bytes, sector multiple, <= CLOAK_BLOCK_IO_MAX (0 for FLUSH) */
 };
 
+/* BLOCK_BATCH: up to CLOAK_BLOCK_BATCH_MAX requests on one device in one
+ * call (one exit), run in array order; each is what a BLOCK_IO of the same
+ * op, offset, buf and len would do, and gets its own status. The array
+ * lies in guest memory, 8-byte aligned, shared like any buffer; the
+ * monitor reads it once before the first request runs and then writes only
+ * each request's `ret`. */
+#define CLOAK_BLOCK_BATCH_MAX 64u
+struct cloak_block_req {
+	int64_t ret;     /* OUT: 0 or -CLOAK_E* */
+	uint64_t op;     /* IN: CLOAK_BLOCK_READ/WRITE/FLUSH */
+	uint64_t offset; /* IN: as in cloak_hc_block_io */
+	uint64_t buf;    /* IN: GPA */
+	uint64_t len;    /* IN */
+};
+struct cloak_hc_block_batch {
+	int64_t ret;     /* OUT: requests that failed (0: all done), or -CLOAK_E*
+			    when the batch is refused and no request ran */
+	uint64_t handle; /* IN */
+	uint64_t reqs;   /* IN: GPA of count struct cloak_block_req */
+	uint64_t count;  /* IN: 1 .. CLOAK_BLOCK_BATCH_MAX */
+};
+
 /* Channels: byte streams to host Unix sockets. */
 #define CLOAK_CHAN_MAX 8u
 struct cloak_hc_chan_open {
@@ -350,6 +373,15 @@ CLOAK_ABI_AT_(struct cloak_hc_block_io, op, 16);
 CLOAK_ABI_AT_(struct cloak_hc_block_io, offset, 24);
 CLOAK_ABI_AT_(struct cloak_hc_block_io, buf, 32);
 CLOAK_ABI_AT_(struct cloak_hc_block_io, len, 40);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_block_req) == 40, "block req");
+CLOAK_ABI_AT_(struct cloak_block_req, op, 8);
+CLOAK_ABI_AT_(struct cloak_block_req, offset, 16);
+CLOAK_ABI_AT_(struct cloak_block_req, buf, 24);
+CLOAK_ABI_AT_(struct cloak_block_req, len, 32);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_block_batch) == 32, "block batch");
+CLOAK_ABI_AT_(struct cloak_hc_block_batch, handle, 8);
+CLOAK_ABI_AT_(struct cloak_hc_block_batch, reqs, 16);
+CLOAK_ABI_AT_(struct cloak_hc_block_batch, count, 24);
 CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_chan_open) == 48, "chan open");
 CLOAK_ABI_AT_(struct cloak_hc_chan_open, name, 8);
 CLOAK_ABI_AT_(struct cloak_hc_chan_open, handle, 40);

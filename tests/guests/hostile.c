@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cloak/block.h"
 #include "cloak/guest.h"
 #include "raw_calls.h"
 
@@ -55,6 +56,82 @@ static void error_cases(void)
 	printf("strerror(-99) = %s\n", cloak_strerror(-99));
 }
 
+/* BLOCK_BATCH on device "d" (a zeroed image of at least 8 sectors, read-
+ * write unless ro): refusals of the whole batch, then one batch whose
+ * requests each fail their own way around good ones. */
+#define REQ(o, off, b, l) ((struct cloak_block_req){ .op = (o), .offset = (off), .buf = (b), .len = (l) })
+static void batch_cases(int ro)
+{
+	struct cloak_block d;
+	if (cloak_block_open("d", &d)) {
+		printf("no device d\n");
+		return;
+	}
+	size_t bsz;
+	unsigned char *pool = cloak_bounce_area(&bsz);
+	struct cloak_block_req *r = (struct cloak_block_req *)pool;
+	uint64_t h = d.handle, s = d.sector_size, cap = d.capacity;
+	uint64_t mem = cloak_boot_info()->mem_size, a = (uintptr_t)r;
+	uint64_t data = (uintptr_t)pool + 8192, rd = data + 4096;
+	if (ro) {
+		r[0] = REQ(CLOAK_BLOCK_WRITE, 0, data, s);
+		r[1] = REQ(CLOAK_BLOCK_READ, 0, rd, s);
+		r[2] = REQ(CLOAK_BLOCK_FLUSH, 0, 0, 0);
+		report("ro_batch", block_batch(h, a, 3));
+		report("ro_write", r[0].ret);
+		report("ro_read", r[1].ret);
+		report("ro_flush", r[2].ret);
+		return;
+	}
+	for (unsigned i = 0; i <= CLOAK_BLOCK_BATCH_MAX; i++)
+		r[i] = REQ(CLOAK_BLOCK_READ, 0, rd, s);
+	report("batch_count_zero", block_batch(h, a, 0));
+	report("batch_count_over", block_batch(h, a, CLOAK_BLOCK_BATCH_MAX + 1));
+	report("batch_count_huge", block_batch(h, a, UINT64_MAX));
+	report("batch_unaligned", block_batch(h, a + 4, 1));
+	report("batch_bad_handle", block_batch(99, a, 1));
+	report("batch_array_private", block_batch(h, (uintptr_t)private_secret, 1));
+	report("batch_array_beyond_end", block_batch(h, mem - 40, 2));
+	report("batch_array_wraps", block_batch(h, UINT64_MAX - 7, 1));
+	/* Its first request in the pool, its second in private memory. */
+	report("batch_array_straddles", block_batch(h, (uintptr_t)pool + bsz - 40, 2));
+	report("batch_max", block_batch(h, a, CLOAK_BLOCK_BATCH_MAX));
+	/* One batch, each request failing its own way around good ones. The
+	 * first READs a zero sector over the array itself: the requests after
+	 * it still run as they were when the call began (the monitor's copy),
+	 * so the WRITE of "BATCH-OVERLAP" to sector 1 lands. */
+	memcpy((void *)(uintptr_t)data, "BATCH-OVERLAP", 14);
+	static const char *const names[] = {
+		"overlap_read", "overlap_write", "zero_len", "past_end", "straddle_end", "wraps",
+		"buf_private", "buf_straddles", "buf_outside", "bad_op", "too_big", "flush_len",
+		"flush", "same_buf_twice",
+	};
+	enum { N = sizeof names / sizeof names[0] };
+	struct cloak_block_req q[N] = {
+		REQ(CLOAK_BLOCK_READ, 0, a, s),
+		REQ(CLOAK_BLOCK_WRITE, s, data, s),
+		REQ(CLOAK_BLOCK_READ, 0, rd, 0),
+		REQ(CLOAK_BLOCK_READ, cap, rd, s),
+		REQ(CLOAK_BLOCK_READ, cap - s, rd, 2 * s),
+		REQ(CLOAK_BLOCK_WRITE, UINT64_MAX - s + 1, data, 2 * s),
+		REQ(CLOAK_BLOCK_WRITE, 2 * s, (uintptr_t)private_secret, s),
+		REQ(CLOAK_BLOCK_WRITE, 2 * s, (uintptr_t)pool + bsz - s / 2, s),
+		REQ(CLOAK_BLOCK_READ, 0, mem - s / 2, s),
+		REQ(7, 0, rd, s),
+		REQ(CLOAK_BLOCK_READ, 0, rd, CLOAK_BLOCK_IO_MAX + s),
+		REQ(CLOAK_BLOCK_FLUSH, 0, 0, s),
+		REQ(CLOAK_BLOCK_FLUSH, 0, 0, 0),
+		REQ(CLOAK_BLOCK_READ, s, data, s),
+	};
+	memcpy(r, q, sizeof q);
+	report("batch_mixed", block_batch(h, a, N));
+	for (unsigned i = 0; i < N; i++) {
+		char name[40];
+		snprintf(name, sizeof name, "req_%s", names[i]);
+		report(name, r[i].ret);
+	}
+}
+
 /* After PROTECT: sharing a page that was private, and unsharing the
  * monitor window (docs/abi.md). */
 static void share_after_protect(void)
@@ -80,6 +157,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "errors")) {
 		error_cases();
+		return 0;
+	}
+	if (!strcmp(what, "batch") || !strcmp(what, "batch_ro")) {
+		batch_cases(what[5] == '_');
 		return 0;
 	}
 	if (!strcmp(what, "block_outside")) /* argument block beyond RAM */

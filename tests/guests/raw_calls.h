@@ -20,6 +20,7 @@ static union {
 	struct cloak_hc_share sh;
 	struct cloak_hc_block_info info;
 	struct cloak_hc_block_io bio;
+	struct cloak_hc_block_batch batch;
 	struct cloak_hc_nop nop;
 	unsigned char page[4096];
 } blk __attribute__((section(".data.shared"), aligned(4096)));
@@ -52,6 +53,16 @@ static inline int64_t share(unsigned nr, uint64_t gpa, uint64_t n)
 	blk.sh.gpa = gpa;
 	blk.sh.npages = n;
 	return cloak_hypercall(nr, &blk.sh);
+}
+
+/* BLOCK_BATCH of count requests at reqs on device handle. */
+static inline int64_t block_batch(uint64_t handle, uint64_t reqs, uint64_t count)
+{
+	memset(&blk, 0, sizeof blk.batch);
+	blk.batch.handle = handle;
+	blk.batch.reqs = reqs;
+	blk.batch.count = count;
+	return cloak_hypercall(CLOAK_HC_BLOCK_BATCH, &blk.batch);
 }
 
 #endif

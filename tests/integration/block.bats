@@ -57,6 +57,29 @@ PY
 	[[ "$output" == *"mismatch"* ]]
 }
 
+@test "batched requests (cloak_block_submit): 100 writes and a flush land, read back; a refused request fails alone" {
+	need_kvm
+	truncate -s 96K "$TMP/d.img"
+	run_cloak --block d="$TMP/d.img" "$BLK" batch d 9
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"batch round trip 100 sectors"* ]] || { echo "$output"; false; }
+	# Past the end refused (-8, ERANGE) alone: the writes before and after it
+	# and the flush ran.
+	[[ "$output" == *"partial: 1 failed; statuses 0 -8 0 0"* ]] || { echo "$output"; false; }
+	# On the host: sectors 0 and 1 are the partial batch's, 2-99 the
+	# pattern, the rest still zero.
+	python3 - "$TMP/d.img" <<'PY'
+import sys
+img = open(sys.argv[1], "rb").read()
+want = bytearray(b"A" * 512 + b"B" * 512)
+for s in range(2, 100):
+    want += bytes(((s * 131 + 9) + k * 7) & 0xff for k in range(512))
+want += bytes(len(img) - len(want))
+if img != want:
+    sys.exit("image differs at byte %d" % next(i for i in range(len(img)) if img[i] != want[i]))
+PY
+}
+
 @test "bad requests get their error code and leave the image untouched" {
 	need_kvm
 	truncate -s 64K "$TMP/d.img"

@@ -42,6 +42,23 @@ static inline int cloak_block_write(const struct cloak_block *b, uint64_t offset
 				    const void *buf, size_t len);
 /* Returns once every write before it is on the host's stable storage. */
 int cloak_block_flush(const struct cloak_block *b);
+/*
+ * Batched I/O: n requests (struct cloak_block_req, cloak/abi.h: op READ,
+ * WRITE or FLUSH, offset, buf, len, each as for the calls above) run in
+ * array order, CLOAK_BLOCK_BATCH_MAX to a monitor call, so 64 sectors cost
+ * one exit instead of 64. Each request's `ret` gets its status (0 or
+ * -CLOAK_E*). Buffers are passed as they are: with protection on they must
+ * lie in the bounce pool (cloak_bounce_area()); one that does not fails with
+ * -CLOAK_EACCES alone. The array itself may be anywhere: one in the bounce
+ * pool is used in place; any other is copied through the runtime's own
+ * shared array (40 bytes a request each way, which costs where KVM emulates
+ * guest code). Returns
+ * the number of requests that failed (0: all done), or a negative
+ * -CLOAK_E* when a whole call was refused (then the requests of that call
+ * and after it did not run; those before it did). Completion is
+ * synchronous: every status is set when it returns.
+ */
+int cloak_block_submit(const struct cloak_block *b, struct cloak_block_req *reqs, size_t n);
 /* Poll bit of a block device (always ready: block I/O is synchronous). */
 static inline uint64_t cloak_block_poll_bit(const struct cloak_block *b)
 {
