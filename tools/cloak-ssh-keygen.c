@@ -5,10 +5,11 @@
  * in OpenSSH's one-line format, for authorized_keys or ssh-keygen -Y
  * verify. The private key never exists outside the guest.
  *
- *   cloak-ssh-keygen [-t ecdsa|ed25519] [-a SOCKET] [-C COMMENT] [-L SECONDS]
+ *   cloak-ssh-keygen [-t ecdsa|ed25519|rsa] [-a SOCKET] [-C COMMENT] [-L SECONDS]
  *                    [-f FILE.pub]
  *
- * -t: the key type, as ssh-keygen names it (default ecdsa: P-256);
+ * -t: the key type, as ssh-keygen names it (default ecdsa: P-256; rsa
+ * makes a 3072-bit key, as ssh-keygen does);
  * -a: the agent's socket (default $SSH_AUTH_SOCK); -C: the key's comment
  * (default "cloak@HOSTNAME"); -L: the key's lifetime in the agent; -f:
  * write the line to FILE.pub instead of standard output.
@@ -38,7 +39,7 @@ static void die(int status, const char *fmt, const char *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cloak-ssh-keygen [-t ecdsa|ed25519] [-a SOCKET] [-C COMMENT] "
+	fprintf(stderr, "usage: cloak-ssh-keygen [-t ecdsa|ed25519|rsa] [-a SOCKET] [-C COMMENT] "
 			"[-L SECONDS] [-f FILE.pub]\n");
 	exit(2);
 }
@@ -99,8 +100,10 @@ int main(int argc, char **argv)
 				type = AGENT_KEY_P256;
 			else if (!strcmp(optarg, "ed25519") || !strcmp(optarg, AGENT_ED25519_NAME))
 				type = AGENT_KEY_ED25519;
+			else if (!strcmp(optarg, "rsa") || !strcmp(optarg, AGENT_RSA_NAME))
+				type = AGENT_KEY_RSA;
 			else
-				die(2, "-t takes a key type the agent can make, ecdsa or ed25519, "
+				die(2, "-t takes a key type the agent can make, ecdsa, ed25519 or rsa, "
 				       "not '%s'", optarg);
 			break;
 		case 'L': {
@@ -147,9 +150,9 @@ int main(int argc, char **argv)
 		die(1, "%s", "the agent refused to generate a key (it is locked, is full, or is "
 			     "not a cloak ssh-agent: OpenSSH's ssh-agent has no keygen@cloak)");
 	struct wire_bytes name = wire_get_string(&r), blob = wire_get_string(&r);
-	const uint8_t *pub;
+	uint8_t pub[AGENT_PUB_MAX];
 	if (!wire_done(&r) || !wire_bytes_eq(name, AGENT_EXT_KEYGEN) ||
-	    wire_key_blob_parse(blob, &pub) != type)
+	    wire_key_blob_parse(blob, pub) != type)
 		die(1, "%s", "the agent's keygen@cloak reply is malformed");
 
 	char b64[4 * (AGENT_BLOB_MAX + 2) / 3 + 4];

@@ -4,10 +4,12 @@
  * where the draft leaves room: a locked agent lists no keys and refuses
  * everything but UNLOCK; adding a key it already holds replaces its
  * comment and lifetime; a lifetime counts from the add; signature flags
- * (RSA hash choices) do not apply to ECDSA or Ed25519 and are ignored.
+ * pick an RSA key's hash (SHA-256 first, as OpenSSH's agent does) and do
+ * not apply to ECDSA or Ed25519, which ignore them.
  * This agent refuses what it cannot do: key types other than
- * ecdsa-sha2-nistp256 and ssh-ed25519, the confirm constraint (there is
- * no one to ask inside a guest), key constraint extensions, and every
+ * ecdsa-sha2-nistp256, ssh-ed25519 and ssh-rsa, RSA signatures with SHA-1
+ * (a sign request with neither SHA-2 flag), the confirm constraint (there
+ * is no one to ask inside a guest), key constraint extensions, and every
  * message type it does not know.
  */
 #include "agent.h"
@@ -18,6 +20,7 @@
 
 #include "agent_ed25519.h"
 #include "agent_p256.h"
+#include "agent_rsa.h"
 #include "agent_wipe.h"
 
 #define NS_PER_S 1000000000ull
@@ -80,30 +83,57 @@ static size_t identities(struct agent *a, uint8_t *out)
 /* The held key a request's public key blob names, or NULL. */
 static struct agent_key *find(struct agent *a, struct wire_bytes blob)
 {
-	const uint8_t *q = NULL;
-	enum agent_key_type t = wire_key_blob_parse(blob, &q);
+	uint8_t q[AGENT_PUB_MAX];
+	enum agent_key_type t = wire_key_blob_parse(blob, q);
 	return t == AGENT_KEY_NONE ? NULL : keys_find(&a->keys, t, q);
 }
 
-static bool sign_with(const struct agent_key *k, struct wire_bytes data, uint8_t sig[64])
+/* An RSA signature with the hash the flags ask for (SHA-256 if both). */
+static bool sign_rsa(const struct agent_key *k, const struct agent_request *req,
+		     struct wire_writer *w)
 {
-	if (k->type == AGENT_KEY_ED25519)
-		return ed25519_sign(k->d, k->point, data.p, data.len, sig);
-	return p256_sign(k->d, data.p, data.len, sig);
+	uint32_t flags = req->u.sign.flags;
+	if (!(flags & (SSH_AGENT_RSA_SHA2_256 | SSH_AGENT_RSA_SHA2_512)))
+		return false; /* ssh-rsa, SHA-1 */
+	bool sha512 = !(flags & SSH_AGENT_RSA_SHA2_256);
+	uint8_t sig[AGENT_RSA_N_MAX];
+	size_t len;
+	if (!rsa_sign(k->d, k->point, sha512, req->u.sign.data.p, req->u.sign.data.len, sig, &len))
+		return false;
+	wire_put_rsa_signature(w, sha512 ? AGENT_RSA_SHA512_NAME : AGENT_RSA_SHA256_NAME, sig, len);
+	return true;
+}
+
+static bool sign_with(const struct agent_key *k, const struct agent_request *req,
+		      struct wire_writer *w)
+{
+	if (k->type == AGENT_KEY_RSA)
+		return sign_rsa(k, req, w);
+	struct wire_bytes data = req->u.sign.data;
+	uint8_t sig[64];
+	if (!(k->type == AGENT_KEY_ED25519 ? ed25519_sign(k->d, k->point, data.p, data.len, sig)
+					   : p256_sign(k->d, data.p, data.len, sig)))
+		return false;
+	wire_put_signature(w, k->type, sig);
+	return true;
 }
 
 static size_t sign(struct agent *a, const struct agent_request *req, uint8_t *out)
 {
 	struct agent_key *k = find(a, req->u.sign.key_blob);
-	uint8_t sig[64];
-	if (!k || !sign_with(k, req->u.sign.data, sig))
-		return status(a, out, SSH_AGENT_FAILURE);
 	struct wire_writer w;
 	wire_writer_init(&w, out, AGENT_REPLY_MAX);
 	wire_put_u8(&w, SSH_AGENT_SIGN_RESPONSE);
-	wire_put_signature(&w, k->type, sig);
+	if (!k || !sign_with(k, req, &w))
+		return status(a, out, SSH_AGENT_FAILURE);
 	a->signatures++;
 	return finish(a, &w, out);
+}
+
+/* Key types this host's CPU can run in reasonable time (agent.h). */
+static bool runs_here(const struct agent *a, enum agent_key_type t)
+{
+	return t == AGENT_KEY_P256 || a->env->native_cpu;
 }
 
 /* The public part of the secret d; false if d is no valid secret. */
@@ -120,16 +150,22 @@ static size_t add(struct agent *a, const struct agent_request *req, uint8_t *out
 {
 	const struct agent_constraints *c = &req->u.add.c;
 	enum agent_key_type t = req->u.add.key_type;
-	if (c->confirm || (t == AGENT_KEY_ED25519 && !a->env->ed25519))
+	if (c->confirm || !runs_here(a, t))
 		return status(a, out, SSH_AGENT_FAILURE);
-	/* The secret, left-padded to 32 bytes (a P-256 scalar may be
-	 * shorter); the given public part must be its own, so what the agent
-	 * lists is what it signs with. */
+	/* P-256 and Ed25519: the secret, left-padded to 32 bytes (a P-256
+	 * scalar may be shorter); the given public part must be its own, so
+	 * what the agent lists is what it signs with. RSA: its fields must
+	 * make a key that signs and verifies. */
 	uint8_t d[AGENT_SECRET_MAX], q[AGENT_PUB_MAX];
 	memset(d, 0, sizeof d);
-	memcpy(d + sizeof d - req->u.add.d.len, req->u.add.d.p, req->u.add.d.len);
-	bool ok = public_of(t, d, q) && !memcmp(q, req->u.add.point, agent_pub_len(t)) &&
-		  keys_add(&a->keys, t, d, q, req->u.add.comment.p, req->u.add.comment.len,
+	bool ok;
+	if (t == AGENT_KEY_RSA) {
+		ok = rsa_import(&req->u.add.rsa, d, q);
+	} else {
+		memcpy(d + AGENT_P256_SCALAR - req->u.add.d.len, req->u.add.d.p, req->u.add.d.len);
+		ok = public_of(t, d, q) && !memcmp(q, req->u.add.point, agent_pub_len(t));
+	}
+	ok = ok && keys_add(&a->keys, t, d, q, req->u.add.comment.p, req->u.add.comment.len,
 			   c->has_lifetime, c->has_lifetime ? expiry(a, c) : 0) == 0;
 	agent_wipe(d, sizeof d);
 	return status(a, out, ok ? SSH_AGENT_SUCCESS : SSH_AGENT_FAILURE);
@@ -172,18 +208,30 @@ static void ext_reply(struct wire_writer *w, uint8_t *out, const char *name)
 	wire_put_cstring(w, name);
 }
 
+static bool make_key(enum agent_key_type t, br_hmac_drbg_context *drbg,
+		     uint8_t d[AGENT_SECRET_MAX], uint8_t q[AGENT_PUB_MAX])
+{
+	switch (t) {
+	case AGENT_KEY_ED25519:
+		return ed25519_keygen(&drbg->vtable, d, q);
+	case AGENT_KEY_RSA:
+		return rsa_keygen(&drbg->vtable, AGENT_RSA_KEYGEN_BITS, d, q);
+	default:
+		return p256_keygen(&drbg->vtable, d, q);
+	}
+}
+
 static size_t keygen(struct agent *a, struct wire_bytes contents, uint8_t *out)
 {
 	struct agent_keygen kg;
 	if (agent_parse_keygen(contents, &kg) != AGENT_PARSE_OK || kg.c.confirm ||
-	    (kg.key_type == AGENT_KEY_ED25519 && !a->env->ed25519))
+	    !runs_here(a, kg.key_type))
 		return status(a, out, SSH_AGENT_EXTENSION_FAILURE);
 	br_hmac_drbg_context drbg;
 	uint8_t d[AGENT_SECRET_MAX], q[AGENT_PUB_MAX];
+	memset(d, 0, sizeof d);
 	memset(q, 0, sizeof q);
-	bool ok = a->env->seed(a->env->ctx, &drbg) &&
-		  (kg.key_type == AGENT_KEY_ED25519 ? ed25519_keygen(&drbg.vtable, d, q)
-						    : p256_keygen(&drbg.vtable, d, q)) &&
+	bool ok = a->env->seed(a->env->ctx, &drbg) && make_key(kg.key_type, &drbg, d, q) &&
 		  keys_add(&a->keys, kg.key_type, d, q, kg.comment.p, kg.comment.len,
 			   kg.c.has_lifetime, kg.c.has_lifetime ? expiry(a, &kg.c) : 0) == 0;
 	/* The DRBG state could regenerate the key. */
@@ -199,7 +247,7 @@ static size_t keygen(struct agent *a, struct wire_bytes contents, uint8_t *out)
 	return finish(a, &w, out);
 }
 
-/* Test hook: SHA-256 of a held key's scalar, so a test can recognise the
+/* Test hook: SHA-256 of 32 bytes of a held key's secret, so a test can recognise the
  * key's bytes without the key ever leaving the guest. */
 static size_t keyhash(struct agent *a, struct wire_bytes contents, uint8_t *out)
 {
@@ -212,7 +260,12 @@ static size_t keyhash(struct agent *a, struct wire_bytes contents, uint8_t *out)
 	br_sha256_context c;
 	uint8_t h[32];
 	br_sha256_init(&c);
-	br_sha256_update(&c, k->d, sizeof k->d);
+	/* 32 bytes: the scalar or seed; for RSA the top 32 bytes of p (the
+	 * secret's first field, left-padded with zeros). */
+	const uint8_t *d = k->d;
+	while (k->type == AGENT_KEY_RSA && d < k->d + AGENT_RSA_FACTOR_MAX - 32 && !*d)
+		d++;
+	br_sha256_update(&c, d, 32);
 	br_sha256_out(&c, h);
 	agent_wipe(&c, sizeof c);
 	struct wire_writer w;

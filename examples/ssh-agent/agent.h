@@ -32,9 +32,11 @@ struct agent_env {
 	void *ctx;
 	/* Answer keyhash@cloak (tests only, see docs/ssh-agent.md). */
 	bool test_hooks;
-	/* Ed25519 can run here (agent_ed25519.h: the CPU, not KVM's
-	 * emulator, runs guest code); otherwise Ed25519 keys are refused. */
-	bool ed25519;
+	/* The CPU, not KVM's instruction emulator, runs guest code. Only
+	 * then are Ed25519 (agent_ed25519.h: SSE arithmetic) and RSA (tens
+	 * of seconds per signature under the emulator, minutes per key
+	 * generation) taken; otherwise those keys are refused. */
+	bool native_cpu;
 };
 
 struct agent {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The agent's key store: up to AGENT_KEYS_MAX keys (P-256 or Ed25519),
+ * The agent's key store: up to AGENT_KEYS_MAX keys (P-256, Ed25519 or RSA),
  * each known by its type and public part, in the order
  * they were added (the order ssh-add -l shows). A slot's private scalar is
  * wiped whenever the slot stops holding that key: on remove, on remove
@@ -21,7 +21,7 @@
 
 struct agent_key {
 	enum agent_key_type type;
-	uint8_t d[AGENT_SECRET_MAX];      /* P-256 scalar (big-endian) or Ed25519 seed */
+	uint8_t d[AGENT_SECRET_MAX];      /* P-256 scalar (big-endian), Ed25519 seed, RSA's p, q, dp, dq, iq */
 	uint8_t point[AGENT_PUB_MAX];     /* public part, agent_pub_len(type) bytes */
 	uint16_t comment_len;
 	char comment[AGENT_COMMENT_MAX];

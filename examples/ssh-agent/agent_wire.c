@@ -198,20 +198,37 @@ void wire_put_p256_signature(struct wire_writer *w, const uint8_t rs[64])
 
 size_t agent_pub_len(enum agent_key_type t)
 {
-	return t == AGENT_KEY_P256 ? AGENT_P256_POINT : t == AGENT_KEY_ED25519 ? AGENT_ED25519_PUB : 0;
+	switch (t) {
+	case AGENT_KEY_P256:
+		return AGENT_P256_POINT;
+	case AGENT_KEY_ED25519:
+		return AGENT_ED25519_PUB;
+	case AGENT_KEY_RSA:
+		return AGENT_RSA_PUB;
+	default:
+		return 0;
+	}
 }
 
 const char *agent_key_name(enum agent_key_type t)
 {
-	return t == AGENT_KEY_P256 ? AGENT_P256_NAME : t == AGENT_KEY_ED25519 ? AGENT_ED25519_NAME : "";
+	switch (t) {
+	case AGENT_KEY_P256:
+		return AGENT_P256_NAME;
+	case AGENT_KEY_ED25519:
+		return AGENT_ED25519_NAME;
+	case AGENT_KEY_RSA:
+		return AGENT_RSA_NAME;
+	default:
+		return "";
+	}
 }
 
 static enum agent_key_type key_type_of(struct wire_bytes name)
 {
-	if (wire_bytes_eq(name, AGENT_P256_NAME))
-		return AGENT_KEY_P256;
-	if (wire_bytes_eq(name, AGENT_ED25519_NAME))
-		return AGENT_KEY_ED25519;
+	for (enum agent_key_type t = AGENT_KEY_P256; t <= AGENT_KEY_RSA; t++)
+		if (wire_bytes_eq(name, agent_key_name(t)))
+			return t;
 	return AGENT_KEY_NONE;
 }
 
@@ -222,6 +239,10 @@ void wire_put_key_blob(struct wire_writer *w, enum agent_key_type t, const uint8
 	} else if (t == AGENT_KEY_ED25519) {
 		wire_put_cstring(w, AGENT_ED25519_NAME);
 		wire_put_string(w, pub, AGENT_ED25519_PUB);
+	} else if (t == AGENT_KEY_RSA) {
+		wire_put_cstring(w, AGENT_RSA_NAME);
+		wire_put_mpint(w, pub, AGENT_RSA_E_MAX);
+		wire_put_mpint(w, pub + AGENT_RSA_E_MAX, AGENT_RSA_N_MAX);
 	} else {
 		w->bad = true;
 	}
@@ -234,17 +255,69 @@ static const uint8_t *get_ed25519_pub(struct wire_reader *r)
 	return !r->bad && a.len == AGENT_ED25519_PUB ? a.p : NULL;
 }
 
-enum agent_key_type wire_key_blob_parse(struct wire_bytes blob, const uint8_t **pub)
+/* A positive mpint of at most max bytes, in canonical form (no
+ * superfluous leading zero); returned without its sign byte. */
+static struct wire_bytes get_positive_mpint(struct wire_reader *r, size_t max, bool *ok)
+{
+	struct wire_bytes m = wire_get_string(r);
+	*ok = false;
+	if (r->bad || m.len == 0 || (m.p[0] & 0x80))
+		return m; /* zero or negative */
+	if (m.p[0] == 0) {
+		if (m.len == 1 || !(m.p[1] & 0x80))
+			return m; /* a leading zero that is not a sign byte */
+		m.p++, m.len--;
+	}
+	*ok = m.len <= max;
+	return m;
+}
+
+/* mpint e, mpint n: RSA's public part, as in its key blob and first in
+ * its private key (there n comes first: n_first). True if e is odd, at
+ * least 3 and at most AGENT_RSA_E_MAX bytes, and n is odd and of
+ * AGENT_RSA_MIN_BITS..AGENT_RSA_MAX_BITS bits. */
+static bool get_rsa_public(struct wire_reader *r, bool n_first, struct wire_bytes *e,
+			   struct wire_bytes *n)
+{
+	bool e_ok, n_ok;
+	if (n_first) {
+		*n = get_positive_mpint(r, AGENT_RSA_N_MAX, &n_ok);
+		*e = get_positive_mpint(r, AGENT_RSA_E_MAX, &e_ok);
+	} else {
+		*e = get_positive_mpint(r, AGENT_RSA_E_MAX, &e_ok);
+		*n = get_positive_mpint(r, AGENT_RSA_N_MAX, &n_ok);
+	}
+	return e_ok && n_ok && (e->p[e->len - 1] & 1) && (e->len > 1 || e->p[0] >= 3) &&
+	       (n->p[n->len - 1] & 1) &&
+	       (n->len > AGENT_RSA_MIN_BITS / 8 || (n->len == AGENT_RSA_MIN_BITS / 8 && (n->p[0] & 0x80)));
+}
+
+void wire_rsa_pub_layout(struct wire_bytes e, struct wire_bytes n, uint8_t pub[AGENT_RSA_PUB])
+{
+	memset(pub, 0, AGENT_RSA_PUB);
+	memcpy(pub + AGENT_RSA_E_MAX - e.len, e.p, e.len);
+	memcpy(pub + AGENT_RSA_PUB - n.len, n.p, n.len);
+}
+
+enum agent_key_type wire_key_blob_parse(struct wire_bytes blob, uint8_t pub[AGENT_PUB_MAX])
 {
 	struct wire_reader r;
 	wire_reader_init(&r, blob.p, blob.p ? blob.len : 0);
 	enum agent_key_type t = key_type_of(wire_get_string(&r));
-	const uint8_t *p = t == AGENT_KEY_P256	  ? get_p256_point(&r)
-			   : t == AGENT_KEY_ED25519 ? get_ed25519_pub(&r)
-						    : NULL;
-	if (!p || !wire_done(&r))
+	const uint8_t *p = NULL;
+	struct wire_bytes e, n;
+	bool rsa_ok = t == AGENT_KEY_RSA && get_rsa_public(&r, false, &e, &n);
+	if (t == AGENT_KEY_P256)
+		p = get_p256_point(&r);
+	else if (t == AGENT_KEY_ED25519)
+		p = get_ed25519_pub(&r);
+	if ((!p && !rsa_ok) || !wire_done(&r))
 		return AGENT_KEY_NONE;
-	*pub = p;
+	memset(pub, 0, AGENT_PUB_MAX);
+	if (rsa_ok)
+		wire_rsa_pub_layout(e, n, pub);
+	else
+		memcpy(pub, p, agent_pub_len(t));
 	return t;
 }
 
@@ -264,21 +337,13 @@ void wire_put_signature(struct wire_writer *w, enum agent_key_type t, const uint
 	wire_end_string(w, outer);
 }
 
-/* A positive mpint of at most max bytes, in canonical form (no
- * superfluous leading zero); returned without its sign byte. */
-static struct wire_bytes get_positive_mpint(struct wire_reader *r, size_t max, bool *ok)
+void wire_put_rsa_signature(struct wire_writer *w, const char *alg, const uint8_t *sig,
+			    size_t len)
 {
-	struct wire_bytes m = wire_get_string(r);
-	*ok = false;
-	if (r->bad || m.len == 0 || (m.p[0] & 0x80))
-		return m; /* zero or negative */
-	if (m.p[0] == 0) {
-		if (m.len == 1 || !(m.p[1] & 0x80))
-			return m; /* a leading zero that is not a sign byte */
-		m.p++, m.len--;
-	}
-	*ok = m.len <= max;
-	return m;
+	size_t outer = wire_begin_string(w);
+	wire_put_cstring(w, alg);
+	wire_put_string(w, sig, len);
+	wire_end_string(w, outer);
 }
 
 static enum agent_parse get_constraints(struct wire_reader *r, struct agent_constraints *c)
@@ -324,6 +389,18 @@ static bool get_ed25519_private(struct wire_reader *r, struct agent_request *req
 	return true;
 }
 
+/* RSA's private part, as OpenSSH sends it: mpint n, e, d, iqmp, p, q. */
+static bool get_rsa_private(struct wire_reader *r, struct agent_rsa_fields *k)
+{
+	bool d_ok, iqmp_ok, p_ok, q_ok;
+	bool pub_ok = get_rsa_public(r, true, &k->e, &k->n);
+	k->d = get_positive_mpint(r, AGENT_RSA_N_MAX, &d_ok);
+	k->iqmp = get_positive_mpint(r, AGENT_RSA_FACTOR_MAX, &iqmp_ok);
+	k->p = get_positive_mpint(r, AGENT_RSA_FACTOR_MAX, &p_ok);
+	k->q = get_positive_mpint(r, AGENT_RSA_FACTOR_MAX, &q_ok);
+	return pub_ok && d_ok && iqmp_ok && p_ok && q_ok;
+}
+
 static enum agent_parse parse_add(struct wire_reader *r, struct agent_request *req)
 {
 	struct wire_bytes type = wire_get_string(r);
@@ -337,11 +414,13 @@ static enum agent_parse parse_add(struct wire_reader *r, struct agent_request *r
 		req->u.add.d = get_positive_mpint(r, AGENT_P256_SCALAR, &d_ok);
 	} else if (req->u.add.key_type == AGENT_KEY_ED25519) {
 		d_ok = get_ed25519_private(r, req);
+	} else if (req->u.add.key_type == AGENT_KEY_RSA) {
+		d_ok = get_rsa_private(r, &req->u.add.rsa);
 	} else {
 		return AGENT_PARSE_UNSUPPORTED;
 	}
 	req->u.add.comment = wire_get_string(r);
-	if (r->bad || !req->u.add.point || !d_ok || req->u.add.comment.len > AGENT_COMMENT_MAX)
+	if (r->bad || (!req->u.add.point && req->u.add.key_type != AGENT_KEY_RSA) || !d_ok || req->u.add.comment.len > AGENT_COMMENT_MAX)
 		return AGENT_PARSE_MALFORMED;
 	if (req->type == SSH_AGENTC_ADD_ID_CONSTRAINED)
 		return get_constraints(r, &req->u.add.c);

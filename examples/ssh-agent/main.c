@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	env.ed25519 = (cloak_boot_info()->capabilities & CLOAK_CAP_NATIVE_CPU) != 0;
+	env.native_cpu = (cloak_boot_info()->capabilities & CLOAK_CAP_NATIVE_CPU) != 0;
 	agent_init(&agent, &env);
 	/* Fail at start, not at the first keygen, if there is no entropy. */
 	br_hmac_drbg_context drbg;
@@ -183,9 +183,10 @@ int main(int argc, char **argv)
 	}
 	printf("ssh-agent: ready; protection 0x%llx; %s; key types ecdsa-sha2-nistp256%s%s\n",
 	       (unsigned long long)cloak_protection(), entropy_report,
-	       env.ed25519 ? ", ssh-ed25519"
-			   : " (ssh-ed25519 refused: this host's KVM emulates guest code, and "
-			     "libsodium's Ed25519 has SSE arithmetic)",
+	       env.native_cpu ? ", ssh-ed25519, ssh-rsa"
+			      : " (ssh-ed25519 and ssh-rsa refused: this host's KVM emulates guest "
+				"code, where libsodium's Ed25519 has SSE arithmetic and an RSA "
+				"signature takes tens of seconds)",
 	       env.test_hooks ? "; test hooks on" : "");
 	for (;;) {
 		const char *why = serve(h);

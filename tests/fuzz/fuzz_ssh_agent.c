@@ -7,10 +7,10 @@
  * checked after every message, besides the sanitizers: the reply fits and
  * is not empty, no slot past the last key holds a byte (removed keys are
  * wiped), a locked agent lists no key, and each held key's public key
- * blob (P-256 or Ed25519) parses back to that key. The parser is also run
- * on each frame alone (a sign request's key blob through the blob parser,
- * which must point inside it; an add's secret within AGENT_SECRET_MAX),
- * and on an extension's contents as keygen arguments.
+ * blob (P-256, Ed25519 or RSA) parses back to that key. The parser is also
+ * run on each frame alone (an add's secret within AGENT_SECRET_MAX and,
+ * like RSA's fields, inside the message), and on an extension's contents
+ * as keygen arguments.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,28 +55,41 @@ static void check_blobs(void)
 		struct wire_writer w;
 		wire_writer_init(&w, b, sizeof b);
 		wire_put_key_blob(&w, k->type, k->point);
-		const uint8_t *pub = NULL;
-		if (w.bad || wire_key_blob_parse((struct wire_bytes){ b, w.len }, &pub) != k->type ||
+		uint8_t pub[AGENT_PUB_MAX];
+		if (w.bad || wire_key_blob_parse((struct wire_bytes){ b, w.len }, pub) != k->type ||
 		    memcmp(pub, k->point, agent_pub_len(k->type)))
 			abort();
 	}
 }
 
+static bool inside(const uint8_t *msg, size_t len, struct wire_bytes b, size_t max)
+{
+	return b.len <= max && b.p >= msg && b.p + b.len <= msg + len;
+}
+
 /* What the parser hands out stays inside the message. */
 static void check_parsed(const uint8_t *msg, size_t len, const struct agent_request *req)
 {
-	const uint8_t *pub = NULL;
+	uint8_t pub[AGENT_PUB_MAX];
 	struct wire_bytes blob = req->type == SSH_AGENTC_SIGN_REQUEST	 ? req->u.sign.key_blob
 				 : req->type == SSH_AGENTC_REMOVE_IDENTITY ? req->u.remove.key_blob
 									   : (struct wire_bytes){ NULL, 0 };
-	enum agent_key_type t = wire_key_blob_parse(blob, &pub);
-	if (t != AGENT_KEY_NONE &&
-	    (pub < blob.p || pub + agent_pub_len(t) > blob.p + blob.len))
-		abort();
-	if ((req->type == SSH_AGENTC_ADD_IDENTITY || req->type == SSH_AGENTC_ADD_ID_CONSTRAINED) &&
-	    (!agent_pub_len(req->u.add.key_type) || req->u.add.d.len > AGENT_SECRET_MAX ||
-	     req->u.add.d.p < msg || req->u.add.d.p + req->u.add.d.len > msg + len ||
-	     req->u.add.point < msg || req->u.add.point + agent_pub_len(req->u.add.key_type) > msg + len))
+	wire_key_blob_parse(blob, pub);
+	if (req->type != SSH_AGENTC_ADD_IDENTITY && req->type != SSH_AGENTC_ADD_ID_CONSTRAINED)
+		return;
+	enum agent_key_type t = req->u.add.key_type;
+	if (t == AGENT_KEY_RSA) {
+		const struct agent_rsa_fields *f = &req->u.add.rsa;
+		if (!inside(msg, len, f->n, AGENT_RSA_N_MAX) || !inside(msg, len, f->e, AGENT_RSA_E_MAX) ||
+		    !inside(msg, len, f->d, AGENT_RSA_N_MAX) ||
+		    !inside(msg, len, f->iqmp, AGENT_RSA_FACTOR_MAX) ||
+		    !inside(msg, len, f->p, AGENT_RSA_FACTOR_MAX) ||
+		    !inside(msg, len, f->q, AGENT_RSA_FACTOR_MAX))
+			abort();
+		return;
+	}
+	if (!agent_pub_len(t) || !inside(msg, len, req->u.add.d, AGENT_P256_SCALAR) ||
+	    !inside(msg, len, (struct wire_bytes){ req->u.add.point, agent_pub_len(t) }, AGENT_PUB_MAX))
 		abort();
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: ISC
-"""Looks for a 32-byte private key (a P-256 scalar, an Ed25519 seed) in
-files and process memory, in every encoding a leak could take.
+"""Looks for a private key (a P-256 scalar, an Ed25519 seed: 32 bytes; an
+RSA key's p, q, d, dp, dq: longer) in files and process memory, in every
+encoding a leak could take.
 
   keyscan.py scalar KEYFILE          print the scalar (hex) of an unencrypted
                                      OpenSSH ECDSA P-256 private key file, or
@@ -10,7 +11,11 @@ files and process memory, in every encoding a leak could take.
                                      an Ed25519 key file, one a line: the
                                      clamped signing scalar and the nonce key
                                      (either one leaked lets a host forge)
-  keyscan.py key HEX FILE...         look for the scalar HEX in the FILEs
+  keyscan.py rsa-secrets KEYFILE     print p, q, d, d mod (p-1), d mod (q-1)
+                                     (hex, one a line) of an unencrypted
+                                     OpenSSH RSA private key file
+  keyscan.py key HEX FILE...         look for the secret HEX (32 bytes or
+                                     more) in the FILEs
   keyscan.py key-proc HEX PID        ... in every readable mapping of PID
   keyscan.py hash SHA256HEX FILE...  look for any 32 bytes whose SHA-256 is
                                      SHA256HEX (a key known only by its hash)
@@ -47,7 +52,7 @@ def mpint(d):
 
 def limbs(d, bits):
     x, out = int.from_bytes(d, "big"), b""
-    for _ in range((256 + bits - 1) // bits):
+    for _ in range((8 * len(d) + bits - 1) // bits):
         out += struct.pack("<I", x & ((1 << bits) - 1))
         x >>= bits
     return out
@@ -232,7 +237,8 @@ def kcore_dump(pfn_file, out, go=None):
     return 0
 
 
-def openssh_scalar(path):
+def openssh_private(path):
+    """The key type and a reader of the private section's fields."""
     text = read(path).decode()
     body = text.split("-----BEGIN OPENSSH PRIVATE KEY-----")[1].split("-----END")[0]
     blob = base64.b64decode("".join(body.split()))
@@ -252,7 +258,21 @@ def openssh_scalar(path):
     priv, pos[0] = string(), 0
     blob = priv
     pos[0] = 8   # two check words
-    kind = string()
+    return string(), string
+
+
+def rsa_secrets(path):
+    kind, string = openssh_private(path)
+    if kind != b"ssh-rsa":
+        sys.exit("keyscan: %s is not an ssh-rsa key" % path)
+    n, e, d, iqmp, p, q = (string().lstrip(b"\0") for _ in range(6))
+    dv = int.from_bytes(d, "big")
+    crt = [(dv % (int.from_bytes(f, "big") - 1)).to_bytes(len(f), "big") for f in (p, q)]
+    return [p, q, d] + crt
+
+
+def openssh_scalar(path):
+    kind, string = openssh_private(path)
     if kind == b"ssh-ed25519":
         string()             # A
         return string()[:32]  # seed || A
@@ -307,14 +327,18 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "scalar":
         print(binascii.hexlify(openssh_scalar(argv[2])).decode())
         return 0
+    if len(argv) == 3 and argv[1] == "rsa-secrets":
+        for v in rsa_secrets(argv[2]):
+            print(binascii.hexlify(v).decode())
+        return 0
     if len(argv) == 3 and argv[1] == "ed25519-derived":
         for v in ed25519_derived(argv[2]):
             print(binascii.hexlify(v).decode())
         return 0
     if len(argv) >= 3 and argv[1] in ("key", "key-proc", "hash"):
         v = binascii.unhexlify(argv[2])
-        if len(v) != 32:
-            sys.exit("keyscan: expected 32 bytes of hex")
+        if len(v) < 32 or (argv[1] == "hash" and len(v) != 32):
+            sys.exit("keyscan: expected 32 bytes of hex%s" % ("" if argv[1] == "hash" else " or more"))
         if argv[1] == "key-proc" and len(argv) == 4:
             found = scan_proc(v, int(argv[3]))
         elif argv[1] == "key":

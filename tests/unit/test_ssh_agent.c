@@ -22,6 +22,8 @@
 #include "../../examples/ssh-agent/agent.h"
 #include "../../examples/ssh-agent/agent_ed25519.h"
 #include "../../examples/ssh-agent/agent_p256.h"
+#include "../../examples/ssh-agent/agent_rsa.h"
+#include "rsa_vectors.h"
 
 static uint64_t fake_now = 1000;
 static unsigned seeds, delays;
@@ -58,7 +60,7 @@ static int setup(void **state)
 	fake_now = 1000;
 	seeds = delays = 0;
 	env.test_hooks = false;
-	env.ed25519 = true;
+	env.native_cpu = true;
 	agent_init(&ag, &env);
 	for (int i = 0; i < 32; i++)
 		key_d[i] = (uint8_t)(0x41 + i); /* top bit clear: no sign byte */
@@ -347,7 +349,7 @@ static void test_keys_order_replace_full(void **state)
 {
 	struct agent_keys k;
 	keys_init(&k);
-	uint8_t d[32] = { 1 }, q[65] = { 4 };
+	uint8_t d[AGENT_SECRET_MAX] = { 1 }, q[AGENT_PUB_MAX] = { 4 };
 	for (unsigned i = 0; i < AGENT_KEYS_MAX; i++) {
 		q[1] = (uint8_t)i;
 		assert_int_equal(keys_add(&k, AGENT_KEY_P256, d, q, "c", 1, false, 0), 0);
@@ -372,7 +374,7 @@ static void test_keys_reap(void **state)
 {
 	struct agent_keys k;
 	keys_init(&k);
-	uint8_t d[32] = { 9 }, q[65] = { 4, 1 };
+	uint8_t d[AGENT_SECRET_MAX] = { 9 }, q[AGENT_PUB_MAX] = { 4, 1 };
 	keys_add(&k, AGENT_KEY_P256, d, q, "", 0, true, 50);
 	q[1] = 2;
 	keys_add(&k, AGENT_KEY_P256, d, q, "", 0, false, 0);
@@ -498,22 +500,40 @@ static void test_lifetime(void **state)
 	assert_int_equal(listed(), 1);
 }
 
-static void test_keygen_query_keyhash(void **state)
+/* A keygen@cloak request for a key of type name in m (at least 256
+ * bytes); returns its length. */
+static size_t keygen_msg(uint8_t *m, const char *name, const char *comment)
 {
-	uint8_t m[256];
 	struct wire_writer w;
-	wire_writer_init(&w, m, sizeof m);
+	wire_writer_init(&w, m, 256);
 	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
 	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
-	wire_put_cstring(&w, AGENT_P256_NAME);
-	wire_put_cstring(&w, "made inside");
+	wire_put_cstring(&w, name);
+	wire_put_cstring(&w, comment);
+	assert_false(w.bad);
+	return w.len;
+}
+
+/* Generates a key of type name; returns the public key blob of the reply
+ * (pointing into out). */
+static struct wire_bytes keygen_ok(const char *name, const char *comment)
+{
+	uint8_t m[256];
 	size_t n;
-	assert_int_equal(call(m, w.len, &n), SSH_AGENT_EXTENSION_RESPONSE);
+	assert_int_equal(call(m, keygen_msg(m, name, comment), &n), SSH_AGENT_EXTENSION_RESPONSE);
 	struct wire_reader r;
 	wire_reader_init(&r, out + 1, n - 1);
 	assert_true(wire_bytes_eq(wire_get_string(&r), AGENT_EXT_KEYGEN));
 	struct wire_bytes blob = wire_get_string(&r);
 	assert_true(wire_done(&r));
+	return blob;
+}
+
+static void test_keygen_query_keyhash(void **state)
+{
+	struct wire_writer w;
+	size_t n;
+	struct wire_bytes blob = keygen_ok(AGENT_P256_NAME, "made inside");
 	assert_non_null(wire_p256_blob_point(blob));
 	uint8_t q[65];
 	memcpy(q, wire_p256_blob_point(blob), 65);
@@ -578,32 +598,48 @@ static size_t ed_add_msg(uint8_t *buf, size_t cap, const uint8_t *seed, const ui
 	return w.len;
 }
 
+/* Signs data with the key of blob and these flags; on success the
+ * algorithm name and signature are returned, pointing into out. */
+static uint8_t sign_req(const uint8_t *blob, size_t blen, const void *data, size_t dlen,
+			    uint32_t flags, struct wire_bytes *alg, struct wire_bytes *sig)
+{
+	uint8_t m[1024];
+	struct wire_writer w;
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_SIGN_REQUEST);
+	wire_put_string(&w, blob, blen);
+	wire_put_string(&w, data, dlen);
+	wire_put_u32(&w, flags);
+	assert_false(w.bad);
+	size_t n;
+	uint8_t t = call(m, w.len, &n);
+	if (t != SSH_AGENT_SIGN_RESPONSE)
+		return t;
+	struct wire_reader r, in;
+	wire_reader_init(&r, out + 1, n - 1);
+	struct wire_bytes whole = wire_get_string(&r);
+	assert_true(wire_done(&r));
+	wire_reader_init(&in, whole.p, whole.len);
+	*alg = wire_get_string(&in);
+	*sig = wire_get_string(&in);
+	assert_true(wire_done(&in));
+	return t;
+}
+
 /* Signs data through the agent with the Ed25519 key pub; the raw
  * signature, or the reply type if it is no signature. */
 static uint8_t ed_sign(const uint8_t *pub, const void *data, size_t len, uint8_t sig[64])
 {
-	uint8_t m[512], blob[AGENT_BLOB_MAX];
+	uint8_t blob[AGENT_BLOB_MAX];
 	struct wire_writer w;
 	wire_writer_init(&w, blob, sizeof blob);
 	wire_put_key_blob(&w, AGENT_KEY_ED25519, pub);
-	size_t blob_len = w.len;
-	wire_writer_init(&w, m, sizeof m);
-	wire_put_u8(&w, SSH_AGENTC_SIGN_REQUEST);
-	wire_put_string(&w, blob, blob_len);
-	wire_put_string(&w, data, len);
-	wire_put_u32(&w, 4); /* SSH_AGENT_RSA_SHA2_512: ignored */
-	size_t rn;
-	uint8_t t = call(m, w.len, &rn);
+	struct wire_bytes alg, raw;
+	/* SSH_AGENT_RSA_SHA2_512: ignored */
+	uint8_t t = sign_req(blob, w.len, data, len, SSH_AGENT_RSA_SHA2_512, &alg, &raw);
 	if (t != SSH_AGENT_SIGN_RESPONSE)
 		return t;
-	struct wire_reader r, in;
-	wire_reader_init(&r, out + 1, rn - 1);
-	struct wire_bytes whole = wire_get_string(&r);
-	assert_true(wire_done(&r));
-	wire_reader_init(&in, whole.p, whole.len);
-	assert_true(wire_bytes_eq(wire_get_string(&in), AGENT_ED25519_NAME));
-	struct wire_bytes raw = wire_get_string(&in);
-	assert_true(wire_done(&in));
+	assert_true(wire_bytes_eq(alg, AGENT_ED25519_NAME));
 	assert_int_equal(raw.len, 64);
 	memcpy(sig, raw.p, 64);
 	return t;
@@ -644,11 +680,11 @@ static void test_ed25519_add_list_sign_remove(void **state)
 	uint8_t ids = SSH_AGENTC_REQUEST_IDENTITIES;
 	call(&ids, 1, &ln);
 	assert_true(contains(out, ln, blob, w.len));
-	const uint8_t *pub = NULL;
-	assert_int_equal(wire_key_blob_parse((struct wire_bytes){ blob, w.len }, &pub),
+	uint8_t pub[AGENT_PUB_MAX];
+	assert_int_equal(wire_key_blob_parse((struct wire_bytes){ blob, w.len }, pub),
 			 AGENT_KEY_ED25519);
-	assert_ptr_equal(pub, blob + 4 + 11 + 4);
-	assert_int_equal(wire_key_blob_parse((struct wire_bytes){ blob, w.len - 1 }, &pub),
+	assert_memory_equal(pub, rfc_pub, 32);
+	assert_int_equal(wire_key_blob_parse((struct wire_bytes){ blob, w.len - 1 }, pub),
 			 AGENT_KEY_NONE);
 	assert_int_equal(ed_sign(rfc_pub, "", 0, sig), SSH_AGENT_SIGN_RESPONSE);
 	assert_memory_equal(sig, rfc_sig, 64);
@@ -688,7 +724,7 @@ static void test_ed25519_add_refusals(void **state)
 	assert_false(agent_holds_scalar(rfc_seed));
 	/* Where Ed25519 cannot run (an emulating KVM), a good add and a
 	 * keygen are refused, and nothing of its seed is kept. */
-	env.ed25519 = false;
+	env.native_cpu = false;
 	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
 	assert_int_equal(call(m, n, NULL), SSH_AGENT_FAILURE);
 	struct wire_writer w;
@@ -700,29 +736,16 @@ static void test_ed25519_add_refusals(void **state)
 	assert_int_equal(call(m, w.len, NULL), SSH_AGENT_EXTENSION_FAILURE);
 	assert_int_equal(listed(), 0);
 	assert_false(agent_holds_scalar(rfc_seed));
-	env.ed25519 = true;
+	env.native_cpu = true;
 	n = ed_add_msg(m, sizeof m, rfc_seed, rfc_pub, rfc_pub, 64);
 	assert_int_equal(call(m, n, NULL), SSH_AGENT_SUCCESS); /* the control */
 }
 
 static void test_ed25519_keygen(void **state)
 {
-	uint8_t m[256];
-	struct wire_writer w;
-	wire_writer_init(&w, m, sizeof m);
-	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
-	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
-	wire_put_cstring(&w, AGENT_ED25519_NAME);
-	wire_put_cstring(&w, "made inside");
-	size_t n;
-	assert_int_equal(call(m, w.len, &n), SSH_AGENT_EXTENSION_RESPONSE);
-	struct wire_reader r;
-	wire_reader_init(&r, out + 1, n - 1);
-	assert_true(wire_bytes_eq(wire_get_string(&r), AGENT_EXT_KEYGEN));
-	struct wire_bytes blob = wire_get_string(&r);
-	assert_true(wire_done(&r));
-	const uint8_t *pub = NULL;
-	assert_int_equal(wire_key_blob_parse(blob, &pub), AGENT_KEY_ED25519);
+	struct wire_bytes blob = keygen_ok(AGENT_ED25519_NAME, "made inside");
+	uint8_t pub[AGENT_PUB_MAX];
+	assert_int_equal(wire_key_blob_parse(blob, pub), AGENT_KEY_ED25519);
 	uint8_t a[32], sig[64];
 	memcpy(a, pub, 32);
 	assert_int_equal(listed(), 1);
@@ -736,12 +759,246 @@ static void test_ed25519_keygen(void **state)
 	sig[0] ^= 1;
 	assert_int_not_equal(crypto_sign_ed25519_verify_detached(sig, (const uint8_t *)"msg", 3, a), 0);
 	/* An unknown type is refused. */
+	uint8_t m[256];
+	assert_int_equal(call(m, keygen_msg(m, "ssh-dss", "c"), NULL), SSH_AGENT_EXTENSION_FAILURE);
+	assert_int_equal(listed(), 1);
+}
+
+/* ---- RSA ---- */
+
+#define WB(a) ((struct wire_bytes){ a, sizeof a })
+
+/* The test key's fields as OpenSSH sends them (rsa_vectors.h). */
+static struct agent_rsa_fields rsa_fields(void)
+{
+	return (struct agent_rsa_fields){ WB(rsa_n), WB(rsa_e), WB(rsa_d),
+					  WB(rsa_iqmp), WB(rsa_p), WB(rsa_q) };
+}
+
+static size_t rsa_add_msg(uint8_t *buf, size_t cap, const struct agent_rsa_fields *f)
+{
+	struct wire_writer w;
+	wire_writer_init(&w, buf, cap);
+	wire_put_u8(&w, SSH_AGENTC_ADD_IDENTITY);
+	wire_put_cstring(&w, AGENT_RSA_NAME);
+	const struct wire_bytes *v[] = { &f->n, &f->e, &f->d, &f->iqmp, &f->p, &f->q };
+	for (size_t i = 0; i < 6; i++)
+		wire_put_mpint(&w, v[i]->p, v[i]->len);
+	wire_put_cstring(&w, "rsa key");
+	assert_false(w.bad);
+	return w.len;
+}
+
+/* The test key's public blob, as OpenSSH writes it: ssh-rsa, e, n. */
+static size_t rsa_blob(uint8_t *buf)
+{
+	struct wire_writer w;
+	wire_writer_init(&w, buf, AGENT_BLOB_MAX);
+	wire_put_cstring(&w, AGENT_RSA_NAME);
+	wire_put_mpint(&w, rsa_e, sizeof rsa_e);
+	wire_put_mpint(&w, rsa_n, sizeof rsa_n);
+	assert_false(w.bad);
+	return w.len;
+}
+
+static void test_rsa_known_answer(void **state)
+{
+	uint8_t m[2048], blob[AGENT_BLOB_MAX];
+	struct agent_rsa_fields f = rsa_fields();
+	size_t n = rsa_add_msg(m, sizeof m, &f);
+	struct agent_request req;
+	assert_int_equal(agent_parse_request(m, n, &req), AGENT_PARSE_OK);
+	assert_int_equal(req.u.add.key_type, AGENT_KEY_RSA);
+	assert_memory_equal(req.u.add.rsa.p.p, rsa_p, sizeof rsa_p);
+	for (size_t k = 0; k < n; k++)
+		assert_int_not_equal(agent_parse_request(m, k, &req), AGENT_PARSE_OK);
+	assert_int_equal(call(m, n, NULL), SSH_AGENT_SUCCESS);
+	assert_true(contains(&ag, sizeof ag, rsa_p, sizeof rsa_p));
+	assert_int_equal(listed(), 1);
+	size_t blen = rsa_blob(blob), ln;
+	uint8_t ids = SSH_AGENTC_REQUEST_IDENTITIES;
+	call(&ids, 1, &ln);
+	assert_true(contains(out, ln, blob, blen));
+	/* OpenSSL's signatures of the same message with the same key
+	 * (PKCS#1 v1.5 is deterministic). */
+	struct wire_bytes alg, sig;
+	assert_int_equal(sign_req(blob, blen, rsa_msg, sizeof rsa_msg - 1,
+				      SSH_AGENT_RSA_SHA2_256, &alg, &sig), SSH_AGENT_SIGN_RESPONSE);
+	assert_true(wire_bytes_eq(alg, AGENT_RSA_SHA256_NAME));
+	assert_int_equal(sig.len, sizeof rsa_sig256);
+	assert_memory_equal(sig.p, rsa_sig256, sizeof rsa_sig256);
+	assert_int_equal(sign_req(blob, blen, rsa_msg, sizeof rsa_msg - 1,
+				      SSH_AGENT_RSA_SHA2_512, &alg, &sig), SSH_AGENT_SIGN_RESPONSE);
+	assert_true(wire_bytes_eq(alg, AGENT_RSA_SHA512_NAME));
+	assert_int_equal(sig.len, sizeof rsa_sig512);
+	assert_memory_equal(sig.p, rsa_sig512, sizeof rsa_sig512);
+	/* Both flags: SHA-256, as OpenSSH's agent picks. */
+	assert_int_equal(sign_req(blob, blen, rsa_msg, sizeof rsa_msg - 1,
+				      SSH_AGENT_RSA_SHA2_256 | SSH_AGENT_RSA_SHA2_512, &alg, &sig),
+			 SSH_AGENT_SIGN_RESPONSE);
+	assert_true(wire_bytes_eq(alg, AGENT_RSA_SHA256_NAME));
+	/* No SHA-2 flag: ssh-rsa with SHA-1, refused. */
+	assert_int_equal(sign_req(blob, blen, rsa_msg, sizeof rsa_msg - 1, 0, &alg, &sig),
+			 SSH_AGENT_FAILURE);
+	/* Remove: p is gone from the agent. */
+	struct wire_writer w;
+	wire_writer_init(&w, m, sizeof m);
+	wire_put_u8(&w, SSH_AGENTC_REMOVE_IDENTITY);
+	wire_put_string(&w, blob, blen);
+	assert_int_equal(call(m, w.len, NULL), SSH_AGENT_SUCCESS);
+	assert_int_equal(listed(), 0);
+	assert_false(contains(&ag, sizeof ag, rsa_p, sizeof rsa_p));
+	assert_false(contains(&ag, sizeof ag, rsa_q, sizeof rsa_q));
+	assert_int_equal(sign_req(blob, blen, "x", 1, SSH_AGENT_RSA_SHA2_256, &alg, &sig),
+			 SSH_AGENT_FAILURE);
+}
+
+/* An add of f: the parser's verdict, then the agent's reply. */
+static void rsa_add_expect(const struct agent_rsa_fields *f, enum agent_parse parse,
+			   uint8_t reply)
+{
+	uint8_t m[2048];
+	struct agent_request req;
+	size_t n = rsa_add_msg(m, sizeof m, f);
+	assert_int_equal(agent_parse_request(m, n, &req), parse);
+	assert_int_equal(call(m, n, NULL), reply);
+}
+
+static void test_rsa_add_refusals(void **state)
+{
+	uint8_t bad[sizeof rsa_n], one[1] = { 1 }, even[] = { 0x01, 0x00, 0x00 };
+	struct agent_rsa_fields f = rsa_fields();
+	/* Fields that parse but make no key: each is caught by the key
+	 * check (sign, then verify with n and e). */
+	memcpy(bad, rsa_iqmp, sizeof rsa_iqmp);
+	bad[sizeof rsa_iqmp - 1] ^= 2;
+	f.iqmp = (struct wire_bytes){ bad, sizeof rsa_iqmp };
+	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
+	f = rsa_fields();
+	f.p = WB(rsa_q), f.q = WB(rsa_p); /* iqmp is then for the wrong prime */
+	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
+	f = rsa_fields();
+	memcpy(bad, rsa_d, sizeof rsa_d);
+	bad[sizeof rsa_d - 1] ^= 2;
+	f.d = WB(bad);
+	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
+	f = rsa_fields();
+	memcpy(bad, rsa_n, sizeof rsa_n);
+	bad[sizeof rsa_n - 1] ^= 2; /* still odd */
+	f.n = WB(bad);
+	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
+	f = rsa_fields();
+	f.p = WB(one); /* p - 1 = 0 */
+	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
+	/* Fields the parser refuses: an even e, e = 1, an even n, a
+	 * 2040-bit n, a factor longer than half the largest n. */
+	f = rsa_fields();
+	f.e = WB(even);
+	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
+	f.e = WB(one);
+	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
+	f = rsa_fields();
+	memcpy(bad, rsa_n, sizeof rsa_n);
+	bad[sizeof rsa_n - 1] ^= 1;
+	f.n = WB(bad);
+	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
+	f.n = (struct wire_bytes){ rsa_n + 1, sizeof rsa_n - 1 };
+	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
+	uint8_t big[AGENT_RSA_FACTOR_MAX + 1];
+	memset(big, 0x11, sizeof big);
+	f = rsa_fields();
+	f.p = WB(big);
+	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
+	assert_int_equal(listed(), 0);
+	assert_false(contains(&ag, sizeof ag, rsa_p, sizeof rsa_p));
+	/* Where KVM emulates guest code, a good key is refused too. */
+	f = rsa_fields();
+	env.native_cpu = false;
+	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
+	assert_false(contains(&ag, sizeof ag, rsa_p, sizeof rsa_p));
+	env.native_cpu = true;
+	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_SUCCESS); /* the control */
+	assert_int_equal(listed(), 1);
+}
+
+/* The key check on its own: dp and dq computed from d match the CRT
+ * exponents OpenSSL keeps (d mod (p-1), d mod (q-1)). */
+static void test_rsa_import_crt(void **state)
+{
+	struct agent_rsa_fields f = rsa_fields();
+	uint8_t secret[AGENT_RSA_SECRET], pub[AGENT_RSA_PUB];
+	assert_true(rsa_import(&f, secret, pub));
+	const uint8_t *p = secret + AGENT_RSA_FACTOR_MAX - sizeof rsa_p;
+	assert_memory_equal(p, rsa_p, sizeof rsa_p);
+	assert_memory_equal(pub + AGENT_RSA_PUB - sizeof rsa_n, rsa_n, sizeof rsa_n);
+	/* dp * e = 1 mod (p - 1) would need bignums; instead the signature
+	 * made from dp and dq is OpenSSL's (test_rsa_known_answer), and a
+	 * one-bit change of d changes dp and is refused. */
+	uint8_t d2[sizeof rsa_d];
+	memcpy(d2, rsa_d, sizeof d2);
+	d2[0] ^= 0x01;
+	f.d = WB(d2);
+	uint8_t secret2[AGENT_RSA_SECRET];
+	assert_false(rsa_import(&f, secret2, pub));
+	uint8_t zero[AGENT_RSA_SECRET];
+	memset(zero, 0, sizeof zero);
+	assert_memory_equal(secret2, zero, sizeof zero); /* nothing left of a refused key */
+}
+
+static void test_rsa_keygen(void **state)
+{
+	struct wire_bytes blob = keygen_ok(AGENT_RSA_NAME, "rsa made inside");
+	struct wire_writer w;
+	size_t n;
+	uint8_t pub[AGENT_PUB_MAX], b[AGENT_BLOB_MAX];
+	assert_int_equal(wire_key_blob_parse(blob, pub), AGENT_KEY_RSA);
+	memcpy(b, blob.p, blob.len);
+	size_t blen = blob.len;
+	/* e = 65537, n of AGENT_RSA_KEYGEN_BITS bits. */
+	const uint8_t e[] = { 0, 1, 0, 1 };
+	assert_memory_equal(pub, e, 4);
+	const uint8_t *nn = pub + AGENT_RSA_PUB - AGENT_RSA_KEYGEN_BITS / 8;
+	assert_true(nn[0] & 0x80);
+	assert_int_equal(nn[-1], 0);
+	struct wire_bytes alg, sig;
+	assert_int_equal(sign_req(b, blen, "msg", 3, SSH_AGENT_RSA_SHA2_512, &alg, &sig),
+			 SSH_AGENT_SIGN_RESPONSE);
+	assert_true(wire_bytes_eq(alg, AGENT_RSA_SHA512_NAME));
+	/* BearSSL's verifier takes it; a changed message does not. */
+	br_rsa_public_key pk = { (unsigned char *)nn, AGENT_RSA_KEYGEN_BITS / 8,
+				 (unsigned char *)pub + 1, 3 };
+	uint8_t h[64], back[64];
+	br_sha512_context c;
+	br_sha512_init(&c);
+	br_sha512_update(&c, "msg", 3);
+	br_sha512_out(&c, h);
+	assert_int_equal(br_rsa_i31_pkcs1_vrfy(sig.p, sig.len, BR_HASH_OID_SHA512, 64, &pk, back), 1);
+	assert_memory_equal(back, h, 64);
+	assert_int_equal(sign_req(b, blen, "msh", 3, SSH_AGENT_RSA_SHA2_512, &alg, &sig),
+			 SSH_AGENT_SIGN_RESPONSE);
+	br_rsa_i31_pkcs1_vrfy(sig.p, sig.len, BR_HASH_OID_SHA512, 64, &pk, back);
+	assert_memory_not_equal(back, h, 64);
+	/* The test hook hashes the top 32 bytes of p (the secret's first
+	 * field, after its padding). */
+	env.test_hooks = true;
+	uint8_t m[AGENT_BLOB_MAX + 64];
 	wire_writer_init(&w, m, sizeof m);
 	wire_put_u8(&w, SSH_AGENTC_EXTENSION);
-	wire_put_cstring(&w, AGENT_EXT_KEYGEN);
-	wire_put_cstring(&w, "ssh-dss");
-	wire_put_cstring(&w, "c");
-	assert_int_equal(call(m, w.len, NULL), SSH_AGENT_EXTENSION_FAILURE);
+	wire_put_cstring(&w, AGENT_EXT_KEYHASH);
+	wire_put_string(&w, b, blen);
+	assert_int_equal(call(m, w.len, &n), SSH_AGENT_EXTENSION_RESPONSE);
+	const uint8_t *p = ag.keys.slot[0].d;
+	while (!*p)
+		p++;
+	assert_int_equal(p - ag.keys.slot[0].d, AGENT_RSA_FACTOR_MAX - AGENT_RSA_KEYGEN_BITS / 16);
+	br_sha256_context hc;
+	br_sha256_init(&hc);
+	br_sha256_update(&hc, p, 32);
+	br_sha256_out(&hc, h);
+	assert_memory_equal(out + n - 32, h, 32);
+	/* Refused where KVM emulates guest code. */
+	env.native_cpu = false;
+	assert_int_equal(call(m, keygen_msg(m, AGENT_RSA_NAME, "c"), NULL), SSH_AGENT_EXTENSION_FAILURE);
 	assert_int_equal(listed(), 1);
 }
 
@@ -766,6 +1023,10 @@ int main(void)
 		cmocka_unit_test_setup(test_ed25519_add_list_sign_remove, setup),
 		cmocka_unit_test_setup(test_ed25519_add_refusals, setup),
 		cmocka_unit_test_setup(test_ed25519_keygen, setup),
+		cmocka_unit_test_setup(test_rsa_known_answer, setup),
+		cmocka_unit_test_setup(test_rsa_add_refusals, setup),
+		cmocka_unit_test_setup(test_rsa_import_crt, setup),
+		cmocka_unit_test_setup(test_rsa_keygen, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
