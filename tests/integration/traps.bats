@@ -119,10 +119,12 @@ watchdog_case() {
 	end=$(date +%s%N)
 	[ "$status" -eq 252 ] || { echo "$1: status $status: $output"; return 1; }
 	[[ "$output" == *"watchdog"* ]]
-	# Stopped within 1 s of the deadline (process start adds a little).
-	[ $(( (end - start) / 1000000 )) -lt 2500 ] || { echo "took $(( (end - start) / 1000000 )) ms"; return 1; }
+	# Stopped within 3 s of the 1 s deadline: process start is part of the
+	# time, and under ASan on a loaded machine it alone took over 1.5 s
+	# (a watchdog that never fires leaves the run to timeout's 60 s).
+	[ $(( (end - start) / 1000000 )) -lt 4000 ] || { echo "took $(( (end - start) / 1000000 )) ms"; return 1; }
 }
-@test "watchdog stops a spinning guest (252, within 1 s of the deadline)" {
+@test "watchdog stops a spinning guest (252, within 3 s of the deadline)" {
 	need_kvm; watchdog_case spin
 }
 # What vmcall and vmmcall do depends on the kind of KVM (kvm_kind). Both
