@@ -314,17 +314,21 @@ void *CRYPTO_realloc(void *ptr, size_t num, const char *file, int line)
 	if (owned(ptr) || (!ptr && wanted(file)))
 		return secret_realloc(ptr, num);
 	if (ptr && libcrypto_uses_malloc(__builtin_return_address(0))) {
-		/* Moved by hand, so the old block is zeroed before it is freed
-		 * (BUF_MEM grows the decoded key file this way). */
+		/* A block that must grow is moved by hand, so the old one is
+		 * zeroed before it is freed (BUF_MEM grows the decoded key file
+		 * this way); one that still fits stays where it is, and its
+		 * whole usable size is zeroed when it is freed. */
 		if (num == 0) {
 			CRYPTO_free(ptr, file, line);
 			return NULL;
 		}
+		size_t old = malloc_usable_size(ptr);
+		if (num <= old)
+			return ptr;
 		void *n = CRYPTO_malloc(num, file, line);
 		if (!n)
 			return NULL;
-		size_t old = malloc_usable_size(ptr);
-		memcpy(n, ptr, old < num ? old : num);
+		memcpy(n, ptr, old);
 		CRYPTO_free(ptr, file, line);
 		return n;
 	}
