@@ -32,6 +32,9 @@
 #define TAG crypto_aead_xchacha20poly1305_ietf_ABYTES
 #define NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
 #define KEYLEN 32u
+/* Every header write adds one to seq; no honest store comes near this, and
+ * a header at it cannot be written after (the next would not be valid). */
+#define SEQ_LIMIT (1ull << 62)
 static const uint8_t MAGIC[8] = { 'C', 'L', 'O', 'A', 'K', 'P', '1', '1' };
 
 /* Header fields (docs/pkcs11-store.md has the table). SEQ and TRIES change
@@ -131,7 +134,7 @@ static int header_check(const uint8_t *h, const struct p11_store_dev *d)
 		return P11_STORE_EVERSION;
 	if (get32(h + H_SECTOR) != d->sector_size)
 		return P11_STORE_EDEVICE;
-	if (get64(h + H_SEQ) == UINT64_MAX || get32(h + H_DSLOT) > 1 ||
+	if (get64(h + H_SEQ) > SEQ_LIMIT || get32(h + H_DSLOT) > 1 ||
 	    get32(h + H_DLEN) > P11_STORE_BLOB_MAX)
 		return P11_STORE_ECORRUPT;
 	for (unsigned r = 0; r < 2; r++) {
@@ -190,6 +193,8 @@ static int headers_read(const struct p11_store_dev *d, uint8_t hdr[512], uint8_t
  * flushes, and makes it the one in force. */
 static int header_write(const struct p11_store_dev *d, uint8_t hdr[512], uint8_t *hslot)
 {
+	if (get64(hdr + H_SEQ) >= SEQ_LIMIT)
+		return P11_STORE_ECORRUPT;
 	uint8_t *buf = calloc(1, d->sector_size);
 	if (!buf)
 		return P11_STORE_ENOMEM;

@@ -908,10 +908,46 @@ static int time_kdf(void)
 	return 0;
 }
 
+/* --fuzz-seeds DIR: real stores in fuzz_p11_store's input format (a flags
+ * byte, both header sectors, the first K bytes of each data slot). */
+static int fuzz_seeds(const char *dir)
+{
+	enum { K = 1024 };
+	size_t dslot = (P11_STORE_BLOB_MAX + 16 + 511) / 512 * 512;
+	static const uint8_t flags[] = { 0, 1, 2, 4, 8, 4 | 8, 2 | 8 };
+	uint8_t blob[600];
+	fill(blob, sizeof blob, 8);
+	int n = 0;
+	for (int commits = 0; commits < 3; commits++) {
+		struct fake f;
+		fake_init(&f, 512);
+		format(&f);
+		for (int c = 0; c < commits; c++)
+			commit_blob(&f, blob, sizeof blob - (size_t)c * 100);
+		for (size_t i = 0; i < sizeof flags; i++) {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/store-%d", dir, n++);
+			FILE *out = fopen(path, "wb");
+			if (!out)
+				return 1;
+			fputc(flags[i], out);
+			fwrite(f.img, 1, 1024, out);
+			fwrite(f.img + 1024, 1, K, out);
+			fwrite(f.img + 1024 + dslot, 1, K, out);
+			if (fclose(out))
+				return 1;
+		}
+		fake_free(&f);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--time-kdf"))
 		return time_kdf();
+	if (argc > 2 && !strcmp(argv[1], "--fuzz-seeds"))
+		return fuzz_seeds(argv[2]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_host_sees_ciphertext),
