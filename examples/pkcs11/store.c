@@ -613,6 +613,29 @@ const char *p11_store_strerror(int err)
 #if !__STDC_HOSTED__
 #include "cloak/block.h"
 
+/*
+ * Argon2id's working memory. libsodium maps it with mmap() and unmaps it
+ * without wiping it (it passes Argon2 no clearing flag), and the last of
+ * its blocks gives the key-encryption key. A guest has no mmap: these two,
+ * the only callers of which in a guest are libsodium's Argon2, take it from
+ * the heap and wipe all of it before it goes back.
+ */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, long off);
+int munmap(void *addr, size_t len);
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
+{
+	void *p = aligned_alloc(64, len);
+	return p ? p : (void *)-1; /* MAP_FAILED */
+}
+
+int munmap(void *addr, size_t len)
+{
+	sodium_memzero(addr, len);
+	free(addr);
+	return 0;
+}
+
 static int blk_read(void *ctx, uint64_t sector, void *buf, uint32_t count)
 {
 	const struct cloak_block *b = ctx;

@@ -128,7 +128,13 @@ void p11_store_close(struct p11_store *st);
 const char *p11_store_strerror(int err);
 
 #if !__STDC_HOSTED__
-/* In the guest: a device on a cloak block device (cloak/block.h), opened
+/* In the guest, store.c also defines mmap() and munmap() for libsodium's
+ * Argon2 (heap memory, wiped on unmap). Besides Debian's libsodium.a and
+ * the ssh-agent's shims (sodium_memzero, and the keyvault's compat.c), a
+ * guest linking the store supplies sodium_misuse, sodium_memcmp,
+ * __errno_location and __assert_fail (docs/pkcs11-store.md).
+ *
+ * A device on a cloak block device (cloak/block.h), opened
  * by the caller; random is the caller's. Returns P11_STORE_EDEVICE for a
  * sector size the store does not take. */
 struct cloak_block;
