@@ -535,22 +535,28 @@ int p11_store_commit(struct p11_store *st, const void *blob, size_t len)
 	return r;
 }
 
+/* Wraps the data key (the store is unlocked) for role under a new PIN, at
+ * the same cost, and restores the role's tries. */
+static int rewrap(struct p11_store *st, unsigned role, const char *pin, size_t len)
+{
+	uint8_t hdr[512];
+	memcpy(hdr, st->hdr, sizeof hdr);
+	const uint8_t *w = hdr + H_WRAP + role * WRAP_LEN;
+	struct p11_store_kdf kdf = { get32(w + W_OPS), get32(w + W_MEM) };
+	int r = wrap(&st->dev, hdr, role, &kdf, pin, len, st->key);
+	put32(hdr + H_TRIES + 4 * role, P11_STORE_TRIES);
+	if (!r)
+		r = seal_and_write(st, hdr, st->key);
+	return r;
+}
+
 int p11_store_change_pin(struct p11_store *st, enum p11_store_role role, const char *old_pin,
 			 size_t old_len, const char *new_pin, size_t new_len)
 {
 	if (!pin_ok(new_pin, new_len))
 		return P11_STORE_EPINLEN;
 	int r = p11_store_unlock(st, role, old_pin, old_len);
-	if (r)
-		return r;
-	uint8_t hdr[512];
-	memcpy(hdr, st->hdr, sizeof hdr);
-	const uint8_t *w = hdr + H_WRAP + role * WRAP_LEN;
-	struct p11_store_kdf kdf = { get32(w + W_OPS), get32(w + W_MEM) };
-	r = wrap(&st->dev, hdr, role, &kdf, new_pin, new_len, st->key);
-	if (!r)
-		r = seal_and_write(st, hdr, st->key);
-	return r;
+	return r ? r : rewrap(st, role, new_pin, new_len);
 }
 
 int p11_store_init_pin(struct p11_store *st, const char *pin, size_t len)
@@ -562,15 +568,7 @@ int p11_store_init_pin(struct p11_store *st, const char *pin, size_t len)
 		return P11_STORE_ESTATE;
 	if (!pin_ok(pin, len))
 		return P11_STORE_EPINLEN;
-	uint8_t hdr[512];
-	memcpy(hdr, st->hdr, sizeof hdr);
-	const uint8_t *w = hdr + H_WRAP + P11_STORE_USER * WRAP_LEN;
-	struct p11_store_kdf kdf = { get32(w + W_OPS), get32(w + W_MEM) };
-	r = wrap(&st->dev, hdr, P11_STORE_USER, &kdf, pin, len, st->key);
-	put32(hdr + H_TRIES, P11_STORE_TRIES);
-	if (!r)
-		r = seal_and_write(st, hdr, st->key);
-	return r;
+	return rewrap(st, P11_STORE_USER, pin, len);
 }
 
 void p11_store_lock(struct p11_store *st)

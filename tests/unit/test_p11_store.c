@@ -185,6 +185,12 @@ static void format(struct fake *f)
 	assert_int_equal(p11_store_format(&d, "cloak token", PIN(SO), PIN(USER), &FAST), 0);
 }
 
+static void new_store(struct fake *f, uint32_t ss)
+{
+	fake_init(f, ss);
+	format(f);
+}
+
 static void open_unlock(struct fake *f, struct p11_store *st, enum p11_store_role role,
 			const char *pin, size_t len)
 {
@@ -330,8 +336,7 @@ static void test_host_sees_ciphertext(void **state)
 static void test_wrong_pin_counter(void **state)
 {
 	struct fake f;
-	fake_init(&f, 512);
-	format(&f);
+	new_store(&f, 512);
 	struct p11_store st;
 	struct p11_store_dev d = dev_of(&f);
 	assert_int_equal(p11_store_open(&st, &d), 0);
@@ -385,8 +390,7 @@ static void test_try_spent_before_derivation(void **state)
 	};
 	for (unsigned i = 0; i < 2; i++) {
 		struct fake f;
-		fake_init(&f, 512);
-		format(&f);
+		new_store(&f, 512);
 		struct p11_store st;
 		struct p11_store_dev d = dev_of(&f);
 		assert_int_equal(p11_store_open(&st, &d), 0);
@@ -405,8 +409,7 @@ static void test_try_spent_before_derivation(void **state)
 static void test_change_pin_rewraps_only(void **state)
 {
 	struct fake f;
-	fake_init(&f, 512);
-	format(&f);
+	new_store(&f, 512);
 	uint8_t blob[1000];
 	fill(blob, sizeof blob, 3);
 	commit_blob(&f, blob, sizeof blob);
@@ -507,8 +510,7 @@ static void test_refusals(void **state)
 static void test_write_error_needs_reopen(void **state)
 {
 	struct fake f;
-	fake_init(&f, 512);
-	format(&f);
+	new_store(&f, 512);
 	struct p11_store st;
 	open_unlock(&f, &st, P11_STORE_USER, PIN(USER));
 	uint8_t blob[100] = { 1 };
@@ -711,8 +713,7 @@ static int only_errors(long r, const int *ok, size_t n)
  * falls back to it) and a blob. */
 static void tamper_setup(struct fake *f, uint8_t *blob, size_t len)
 {
-	fake_init(f, 512);
-	format(f);
+	new_store(f, 512);
 	commit_blob(f, blob, len);
 	assert_int_equal(read_blob(f, PIN(USER)), (long)len);
 	uint8_t *h = newest_header(f);
@@ -784,8 +785,7 @@ static void test_tamper_data(void **state)
 static void test_tamper_swap_roll_truncate(void **state)
 {
 	struct fake f;
-	fake_init(&f, 512);
-	format(&f);
+	new_store(&f, 512);
 	size_t dslot = (P11_STORE_BLOB_MAX + 16 + 511) / 512 * 512;
 	size_t img = f.sectors * f.ss;
 	uint8_t *gen2 = malloc(img), *tmp = malloc(dslot);
@@ -932,8 +932,7 @@ static int fuzz_seeds(const char *dir)
 	int n = 0;
 	for (int commits = 0; commits < 3; commits++) {
 		struct fake f;
-		fake_init(&f, 512);
-		format(&f);
+		new_store(&f, 512);
 		for (int c = 0; c < commits; c++)
 			commit_blob(&f, blob, sizeof blob - (size_t)c * 100);
 		for (size_t i = 0; i < sizeof flags; i++) {
