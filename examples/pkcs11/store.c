@@ -209,6 +209,17 @@ static int header_write(const struct p11_store_dev *d, uint8_t hdr[512], uint8_t
 	return r;
 }
 
+/* Zeroes a header sector (the other store's, after a format) and flushes. */
+static int header_clear(const struct p11_store_dev *d, unsigned sector)
+{
+	uint8_t *buf = calloc(1, d->sector_size);
+	if (!buf)
+		return P11_STORE_ENOMEM;
+	int r = d->write(d->ctx, sector, buf, 1) || d->flush(d->ctx) ? P11_STORE_EIO : P11_STORE_OK;
+	free(buf);
+	return r;
+}
+
 static void subkey(uint8_t out[KEYLEN], unsigned id, const uint8_t key[KEYLEN])
 {
 	crypto_kdf_blake2b_derive_from_key(out, KEYLEN, id, KDF_CTX, key);
@@ -367,23 +378,22 @@ int p11_store_format(const struct p11_store_dev *dev, const char *label, const c
 	if (!pin_ok(so_pin, so_len) || !pin_ok(user_pin, user_len))
 		return P11_STORE_EPINLEN;
 
-	/* Over a store in force, write where a commit of it would: its
-	 * header and data stay whole until the new header is durable. */
+	/* Over a store in force, write where a commit of it would, so its
+	 * header and data stay whole; the new header starts at seq 1, so the
+	 * old one stays in force until its sector is cleared, last. (Not
+	 * old seq + 1: a made-up header at the seq limit would block every
+	 * format.) */
 	struct p11_store st = { .dev = *dev, .unlocked = -1 };
 	uint8_t old[512];
-	uint64_t seq = 0;
 	uint32_t dslot = 1; /* data_write takes the other one */
-	if (headers_read(dev, old, &st.hslot) == P11_STORE_OK) {
-		seq = get64(old + H_SEQ);
+	if (headers_read(dev, old, &st.hslot) == P11_STORE_OK)
 		dslot = get32(old + H_DSLOT);
-	} else {
+	else
 		st.hslot = 1; /* the first header goes to sector 0 */
-	}
 	uint8_t hdr[512] = { 0 };
 	memcpy(hdr + H_MAGIC, MAGIC, sizeof MAGIC);
 	put32(hdr + H_VERSION, VERSION);
 	put32(hdr + H_SECTOR, dev->sector_size);
-	put64(hdr + H_SEQ, seq);
 	put32(hdr + H_TRIES, P11_STORE_TRIES);
 	put32(hdr + H_TRIES + 4, P11_STORE_TRIES);
 	dev->random(dev->random_ctx, hdr + H_ID, 16);
@@ -401,6 +411,8 @@ int p11_store_format(const struct p11_store_dev *dev, const char *label, const c
 	if (!r)
 		r = seal_and_write(&st, hdr, key);
 	sodium_memzero(key, sizeof key);
+	if (!r)
+		r = header_clear(dev, st.hslot ^ 1);
 	p11_store_close(&st);
 	return r;
 }

@@ -869,6 +869,30 @@ static void test_tamper_swap_roll_truncate(void **state)
 	fake_free(&f);
 }
 
+/* A header made up at the highest seq a store takes: unlocking it cannot
+ * write the next header and says so; a format still replaces it. */
+static void test_seq_limit(void **state)
+{
+	struct fake f;
+	new_store(&f, 512);
+	uint8_t *h = newest_header(&f);
+	uint64_t seq = (1ull << 62) + 1; /* past it: no valid header */
+	memcpy(h + H_SEQ, &seq, 8);
+	fix_checksum(h);
+	assert_int_equal(read_blob(&f, PIN(USER)), P11_STORE_ECORRUPT);
+	seq--;
+	memcpy(h + H_SEQ, &seq, 8);
+	fix_checksum(h);
+	struct p11_store st;
+	struct p11_store_dev d = dev_of(&f);
+	assert_int_equal(p11_store_open(&st, &d), 0);
+	assert_int_equal(p11_store_unlock(&st, P11_STORE_USER, PIN(USER)), P11_STORE_ECORRUPT);
+	p11_store_close(&st);
+	assert_int_equal(p11_store_format(&d, "again", PIN(SO), PIN("user2"), &FAST), 0);
+	assert_int_equal(read_blob(&f, PIN("user2")), 0);
+	fake_free(&f);
+}
+
 /* The defaults: Argon2id, 3 passes over 16 MiB. */
 static void test_default_kdf(void **state)
 {
@@ -981,6 +1005,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tamper_header),
 		cmocka_unit_test(test_tamper_data),
 		cmocka_unit_test(test_tamper_swap_roll_truncate),
+		cmocka_unit_test(test_seq_limit),
 		cmocka_unit_test(test_default_kdf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
