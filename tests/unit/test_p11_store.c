@@ -199,6 +199,16 @@ static void open_unlock(struct fake *f, struct p11_store *st, enum p11_store_rol
 	assert_int_equal(p11_store_unlock(st, role, pin, len), 0);
 }
 
+/* Opens the store on f and, for a role >= 0, unlocks it. */
+static int open_as(struct fake *f, struct p11_store *st, int role, const char *pin, size_t len)
+{
+	struct p11_store_dev d = dev_of(f);
+	int r = p11_store_open(st, &d);
+	if (!r && role >= 0)
+		r = p11_store_unlock(st, (enum p11_store_role)role, pin, len);
+	return r;
+}
+
 static void commit_blob(struct fake *f, const void *blob, size_t len)
 {
 	struct p11_store st;
@@ -213,11 +223,8 @@ static uint8_t rbuf[P11_STORE_BLOB_MAX];
 static long read_blob(struct fake *f, const char *pin, size_t pinlen)
 {
 	struct p11_store st;
-	struct p11_store_dev d = dev_of(f);
 	size_t n = 0;
-	int r = p11_store_open(&st, &d);
-	if (!r)
-		r = p11_store_unlock(&st, P11_STORE_USER, pin, pinlen);
+	int r = open_as(f, &st, P11_STORE_USER, pin, pinlen);
 	if (!r)
 		r = p11_store_read(&st, rbuf, sizeof rbuf, &n);
 	p11_store_close(&st);
@@ -545,10 +552,7 @@ static uint8_t old_blob[6000], new_blob[5000];
 static int run_commit(struct fake *f)
 {
 	struct p11_store st;
-	struct p11_store_dev d = dev_of(f);
-	int r = p11_store_open(&st, &d);
-	if (!r)
-		r = p11_store_unlock(&st, P11_STORE_USER, PIN(USER));
+	int r = open_as(f, &st, P11_STORE_USER, PIN(USER));
 	if (!r)
 		r = p11_store_commit(&st, new_blob, sizeof new_blob);
 	p11_store_close(&st);
@@ -572,8 +576,7 @@ static int which_commit(struct fake *f)
 static int run_change_pin(struct fake *f)
 {
 	struct p11_store st;
-	struct p11_store_dev d = dev_of(f);
-	int r = p11_store_open(&st, &d);
+	int r = open_as(f, &st, -1, NULL, 0);
 	if (!r)
 		r = p11_store_change_pin(&st, P11_STORE_USER, PIN(USER), PIN("5678"));
 	p11_store_close(&st);
@@ -595,10 +598,7 @@ static int which_pin(struct fake *f)
 static int run_init_pin(struct fake *f)
 {
 	struct p11_store st;
-	struct p11_store_dev d = dev_of(f);
-	int r = p11_store_open(&st, &d);
-	if (!r)
-		r = p11_store_unlock(&st, P11_STORE_SO, PIN(SO));
+	int r = open_as(f, &st, P11_STORE_SO, PIN(SO));
 	if (!r)
 		r = p11_store_init_pin(&st, PIN("5678"));
 	p11_store_close(&st);
@@ -608,10 +608,7 @@ static int run_init_pin(struct fake *f)
 static int run_unlock(struct fake *f)
 {
 	struct p11_store st;
-	struct p11_store_dev d = dev_of(f);
-	int r = p11_store_open(&st, &d);
-	if (!r)
-		r = p11_store_unlock(&st, P11_STORE_USER, PIN(USER));
+	int r = open_as(f, &st, P11_STORE_USER, PIN(USER));
 	p11_store_close(&st);
 	return r;
 }
