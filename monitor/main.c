@@ -94,7 +94,7 @@ static int choose_backend(struct vm *vm, const struct options *o, enum gm_backen
 	if (!o->backend_auto)
 		return 0;
 	struct gm_host h;
-	gm_host_probe(vm->kvm.vm_fd, &h);
+	gm_host_probe_for_choice(vm->kvm.vm_fd, &h);
 	return gm_select(&h, b, f);
 }
 

@@ -13,6 +13,13 @@ void gm_host_probe(int vm_fd, struct gm_host *h)
 	guest_memfd_probe(vm_fd, &h->guest_memfd);
 }
 
+void gm_host_probe_for_choice(int vm_fd, struct gm_host *h)
+{
+	h->hw_virt = cpu_host_hw_virt();
+	h->secretmem = !h->hw_virt && secretmem_supported();
+	guest_memfd_probe(vm_fd, &h->guest_memfd);
+}
+
 int gm_select(const struct gm_host *h, enum gm_backend *out, struct fail *f)
 {
 	struct guest_memfd_plan plan;

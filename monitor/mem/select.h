@@ -28,6 +28,10 @@ struct gm_host {
 
 /* Probes this host; vm_fd is a VM to ask about guest_memfd. */
 void gm_host_probe(int vm_fd, struct gm_host *h);
+/* The same, less what gm_select() does not consult: where KVM runs guest
+ * code natively, whether memfd_secret works (it cannot be guest RAM there);
+ * h->secretmem is then false. The monitor's start-up path. */
+void gm_host_probe_for_choice(int vm_fd, struct gm_host *h);
 
 /* The automatic choice. Pure, so every kind of host is unit-tested. */
 int gm_select(const struct gm_host *h, enum gm_backend *out, struct fail *f);

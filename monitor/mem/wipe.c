@@ -11,7 +11,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "cachestat.h"
 
 #include "cloak/abi.h"
 #include "pagemap_scan.h"
@@ -93,25 +96,15 @@ static int64_t wipe_scanned(struct membacking *mb)
 	return (int64_t)wiped;
 }
 
-uint64_t membackend_wipe(struct membacking *mb)
+/* Wipes the pages of [off, off+len) that the page tables or mincore say
+ * may hold data, 16 MiB at a time; all of them where neither can tell. */
+static uint64_t wipe_resident(struct membacking *mb, uint64_t from, uint64_t len_all)
 {
-	if (!mb->base)
-		return 0;
-	if (mb->kind == GM_BACKEND_SHARED && mb->fd >= 0) {
-		int64_t w = wipe_memfd_data(mb);
-		if (w >= 0)
-			return (uint64_t)w;
-	}
-	if (mb->pagemap_fd >= 0) {
-		int64_t w = wipe_scanned(mb);
-		if (w >= 0)
-			return (uint64_t)w;
-	}
 	const uint64_t chunk_pages = 4096; /* 16 MiB at a time */
 	unsigned char vec[4096];
 	uint64_t wiped = 0;
-	for (uint64_t off = 0; off < mb->size; off += chunk_pages * CLOAK_PAGE_SIZE) {
-		uint64_t len = mb->size - off;
+	for (uint64_t off = from; off < from + len_all; off += chunk_pages * CLOAK_PAGE_SIZE) {
+		uint64_t len = from + len_all - off;
 		if (len > chunk_pages * CLOAK_PAGE_SIZE)
 			len = chunk_pages * CLOAK_PAGE_SIZE;
 		uint64_t n = len / CLOAK_PAGE_SIZE;
@@ -135,3 +128,59 @@ uint64_t membackend_wipe(struct membacking *mb)
 	return wiped;
 }
 
+/* A guest_memfd's pages that the guest touched through KVM are in its page
+ * cache, not in this process's page tables, so of the per-page probes only
+ * mincore sees them, at one page-cache lookup for every page of the range
+ * (2.5 ms of an empty guest's 64 MiB in the SVM tier, a tenth of its boot
+ * beyond /bin/true). cachestat counts the cached pages of a range in one
+ * call that visits only the pages present: halving the ranges that are
+ * partly cached finds the few regions a guest touched, a range cached
+ * whole is wiped whole, and mincore reads only 2 MiB leaves. -1 if the
+ * kernel cannot tell (the caller then wipes by mincore alone). */
+#define WIPE_CACHESTAT_LEAF (2ull << 20)
+
+static int64_t wipe_cached(struct membacking *mb, uint64_t off, uint64_t len)
+{
+	struct cloak_cachestat_range r = { off, len };
+	struct cloak_cachestat cs;
+	if (syscall(CLOAK_NR_cachestat, mb->fd, &r, &cs, 0) != 0)
+		return -1;
+	if (cs.nr_cache + cs.nr_evicted == 0)
+		return 0;
+	if (cs.nr_cache >= len / CLOAK_PAGE_SIZE) {
+		explicit_bzero(mb->base + off, (size_t)len);
+		return (int64_t)len;
+	}
+	if (len <= WIPE_CACHESTAT_LEAF)
+		return (int64_t)wipe_resident(mb, off, len);
+	uint64_t half = len / 2 / WIPE_CACHESTAT_LEAF * WIPE_CACHESTAT_LEAF;
+	if (half == 0)
+		half = WIPE_CACHESTAT_LEAF;
+	int64_t a = wipe_cached(mb, off, half);
+	if (a < 0)
+		return -1;
+	int64_t b = wipe_cached(mb, off + half, len - half);
+	return b < 0 ? -1 : a + b;
+}
+
+uint64_t membackend_wipe(struct membacking *mb)
+{
+	if (!mb->base)
+		return 0;
+	if (mb->kind == GM_BACKEND_SHARED && mb->fd >= 0) {
+		int64_t w = wipe_memfd_data(mb);
+		if (w >= 0)
+			return (uint64_t)w;
+	}
+	if (mb->is_guest_memfd && mb->fd >= 0) {
+		int64_t w = wipe_cached(mb, 0, mb->size);
+		if (w >= 0)
+			return (uint64_t)w;
+	}
+	if (mb->pagemap_fd >= 0) {
+		int64_t w = wipe_scanned(mb);
+		if (w >= 0)
+			return (uint64_t)w;
+	}
+	return wipe_resident(mb, 0, mb->size);
+}
