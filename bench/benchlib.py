@@ -266,8 +266,8 @@ CLOAK_PHASES = [
     ("sandbox: libseccomp probes, filter build, load", "at", r"^(seccomp|prctl\(PR_SET_NO_NEW_PRIVS)"),
     ("guest run: runtime start-up and calls (KVM_RUN and exits)", "at", r"KVM_RUN"),
     ("teardown: close vCPU and VM", "after-last", r"KVM_RUN"),
-    ("wipe of guest memory (PAGEMAP_SCAN, pagemap or SEEK_DATA)", "at",
-     r"^ioctl\(\d+, (PAGEMAP_SCAN|_IOC\(_IOC_READ\|_IOC_WRITE, 0x66, 0x10)|^(pread64|lseek)\("),
+    ("wipe of guest memory (PAGEMAP_SCAN, pagemap, SEEK_DATA or cachestat)", "at",
+     r"^ioctl\(\d+, (PAGEMAP_SCAN|_IOC\(_IOC_READ\|_IOC_WRITE, 0x66, 0x10)|^(pread64|lseek|cachestat|syscall_0x1c3)\("),
     ("unmap guest memory, exit", "at", r"^munmap\(0x[0-9a-f]+, {mem}\)"),
 ]
 
