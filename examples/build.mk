@@ -30,3 +30,4 @@ $(O)/san/host/examples/ssh-agent/%.o: examples/ssh-agent/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_CFLAGS) -MMD -c -o $@ $<
 -include $(SSH_AGENT_HOST_OBJ:.o=.d) $(SSH_AGENT_HOST_OBJ:$(O)/%.o=$(O)/san/%.d)
+include examples/pkcs11/build.mk
