@@ -603,8 +603,6 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 		rv = final ? CKR_OPERATION_NOT_INITIALIZED : CKR_OPERATION_ACTIVE;
 	else if (!curve)
 		rv = CKR_KEY_HANDLE_INVALID;
-	else if (!final && s->mech == CKM_ECDSA && (len == 0 || len > P11_EC_SCALAR_MAX * 2))
-		rv = CKR_DATA_LEN_RANGE;
 	if (rv != CKR_OK) {
 		p11_session_end_ops(c->t, s, false);
 		return rv;
@@ -615,7 +613,11 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 		p11_put_bytes(c->w, NULL, 0);
 		return query ? CKR_OK : CKR_BUFFER_TOO_SMALL;
 	}
-	uint8_t h[2 * P11_EC_SCALAR_MAX], d[P11_EC_SCALAR_MAX];
+	if (!final && s->mech == CKM_ECDSA && (len == 0 || len > P11_EC_SIG_MAX)) {
+		p11_session_end_ops(c->t, s, false);
+		return CKR_DATA_LEN_RANGE;
+	}
+	uint8_t h[P11_EC_SIG_MAX], d[P11_EC_SCALAR_MAX];
 	size_t hlen = 0;
 	if (s->mech == CKM_ECDSA) {
 		memcpy(h, data, len);
