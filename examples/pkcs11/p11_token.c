@@ -425,9 +425,10 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	case P11_OP_GENERATE_RANDOM: rv = op_random(&c); break;
 	case P11_OP_MAX: break;
 	}
-	/* A request with bytes left over or cut short is malformed, whatever
-	 * the handler made of it. A reply that did not fit is an error too. */
-	if (rv == CKR_OK && !p11_reader_done(&r))
+	/* A request cut short, or with bytes left over, is malformed,
+	 * whatever the handler made of it (handlers act only on arguments
+	 * read whole). A reply that did not fit is an error too. */
+	if (r.bad || (rv == CKR_OK && !p11_reader_done(&r)))
 		rv = CKR_ARGUMENTS_BAD;
 	if (rv == CKR_OK && w.bad)
 		rv = CKR_DEVICE_MEMORY;
