@@ -213,3 +213,35 @@ sign_verify() {
 	[ "$status" -eq 1 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"not a cloak token"* ]] || { echo "$output"; return 1; }
 }
+
+@test "make install: the launcher, guest and module work from PREFIX, and p11-kit finds the module through its .module file" {
+	need_kvm
+	local prefix=$TMP/prefix home=$TMP/home
+	make -s -C "$ROOT" O="$O" install PREFIX="$prefix" > /dev/null
+	for f in bin/cloak-pkcs11 lib/cloak/pkcs11.elf lib/pkcs11/libcloak-pkcs11.so \
+		share/p11-kit/modules/cloak-pkcs11.module; do
+		[ -f "$prefix/$f" ] || { echo "missing $f"; return 1; }
+	done
+	grep -qx "module: $prefix/lib/pkcs11/libcloak-pkcs11.so" "$prefix/share/p11-kit/modules/cloak-pkcs11.module"
+	# p11-kit reads a user's modules (not root's: it ignores them for
+	# root), so list them as nobody, with the file where a user puts it.
+	mkdir -p "$home/.config/pkcs11/modules"
+	cp "$prefix/share/p11-kit/modules/cloak-pkcs11.module" "$home/.config/pkcs11/modules/"
+	chmod -R a+rX "$TMP"
+	local as=()
+	[ "$(id -u)" = 0 ] && as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	run timeout 60 "${as[@]}" env HOME="$home" p11-kit list-modules
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"cloak-pkcs11: $prefix/lib/pkcs11/libcloak-pkcs11.so"* ]] || { echo "$output"; return 1; }
+	[[ "$output" == *"library-description: cloak guest token"* ]] || { echo "$output"; return 1; }
+	# The installed launcher finds the installed monitor, guest and module.
+	export TMPDIR=$TMP
+	run env CLOAK="$CLOAK" "$prefix/bin/cloak-pkcs11" start
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	eval "$output"
+	TOKEN_PID=$CLOAK_PKCS11_PID
+	run "$prefix/bin/cloak-pkcs11" init --label installed --so-pin "$SO_PIN" --pin "$PIN"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run timeout 60 pkcs11-tool --module "$prefix/lib/pkcs11/libcloak-pkcs11.so" -T
+	[[ "$output" == *"installed"* ]] || { echo "$output"; return 1; }
+}
