@@ -79,6 +79,26 @@ static CK_RV simple(void)
 	return leave(rv == CKR_OK ? rpc_end(&call, rv) : rv);
 }
 
+/* A fork while another thread is inside a call must not leave the
+ * child's copy of the lock held: fork waits for the call to end. (glibc
+ * drops these handlers if the module is unloaded.) */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void register_atfork(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 EXPORT CK_RV C_Initialize(CK_VOID_PTR args)
 {
 	if (args) {
@@ -93,6 +113,7 @@ EXPORT CK_RV C_Initialize(CK_VOID_PTR args)
 		if (all && !(a->flags & CKF_OS_LOCKING_OK))
 			return CKR_CANT_LOCK;
 	}
+	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&lock);
 	CK_RV rv = CKR_OK;
 	if (initialized && owner == getpid()) {
