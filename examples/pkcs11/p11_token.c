@@ -62,22 +62,42 @@ static CK_RV pin_set(struct p11_token *t, struct p11_pin *p, const uint8_t *pin,
 
 /* ---- applications and sessions */
 
+static bool has_sessions(const struct p11_token *t, unsigned app)
+{
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
+		if (t->sessions[i].handle && t->sessions[i].app == app)
+			return true;
+	return false;
+}
+
+/* How much an application's slot is worth keeping: a free slot least,
+ * then one without sessions, then by last use. */
+static uint64_t worth(const struct p11_token *t, unsigned i)
+{
+	const struct p11_app *a = &t->apps[i];
+	if (!a->used)
+		return 0;
+	return (has_sessions(t, i) ? 1ull << 63 : 0) | a->last_use;
+}
+
 static struct p11_app *app_get(struct p11_token *t, const uint8_t id[P11_APP_ID], bool create)
 {
-	struct p11_app *lru = &t->apps[0];
+	unsigned victim = 0;
 	for (unsigned i = 0; i < P11_APPS_MAX; i++) {
 		struct p11_app *a = &t->apps[i];
 		if (a->used && !memcmp(a->id, id, P11_APP_ID)) {
 			a->last_use = ++t->tick;
 			return a;
 		}
-		if (!a->used || (lru->used && a->last_use < lru->last_use))
-			lru = a;
+		if (worth(t, i) < worth(t, victim))
+			victim = i;
 	}
 	if (!create)
 		return NULL;
-	/* A new application takes a free slot or the least recently used
-	 * one, whose sessions end. */
+	/* A new application takes a free slot, else the least recently used
+	 * one without sessions, else the least recently used one, whose
+	 * sessions end. */
+	struct p11_app *lru = &t->apps[victim];
 	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++) {
 		struct p11_session *s = &t->sessions[i];
 		if (s->handle && &t->apps[s->app] == lru)

@@ -8,7 +8,8 @@
  * State: the token (label, PINs as salted hashes, objects) and, per
  * application (one C_Initialize of one process, named by the id in every
  * request), its login and its sessions. An application that never calls
- * C_Finalize keeps its slot until P11_APPS_MAX others have come since.
+ * C_Finalize keeps its slot until a new one needs it: the least recently
+ * used without sessions goes first.
  */
 #ifndef P11_TOKEN_H
 #define P11_TOKEN_H
@@ -23,8 +24,8 @@
 #include "p11_objects.h"
 #include "p11_wire.h"
 
-#define P11_APPS_MAX 16
-#define P11_SESSIONS_MAX 32
+#define P11_APPS_MAX 64
+#define P11_SESSIONS_MAX 128
 #define P11_NOBODY (~0ul) /* no login */
 
 struct p11_env {

@@ -323,6 +323,21 @@ static void test_sessions_and_pins(void **state)
 	assert_int_equal(send_req(), CKR_ARGUMENTS_BAD);
 }
 
+/* Applications that come and go (pings from 2 * P11_APPS_MAX new ids)
+ * take the slots of others without sessions, never app1's. */
+static void test_apps_evicted(void **state)
+{
+	for (unsigned i = 0; i < 2 * P11_APPS_MAX; i++) {
+		uint8_t id[P11_APP_ID] = { 0xa0, (uint8_t)i, (uint8_t)(i >> 8) };
+		begin(P11_OP_PING, id);
+		assert_int_equal(send_req(), CKR_OK);
+	}
+	begin(P11_OP_SESSION_INFO, app1);
+	p11_put_u64(&w, session);
+	assert_int_equal(send_req(), CKR_OK);
+	assert_int_equal(p11_get_u64(&r), CKS_RW_USER_FUNCTIONS);
+}
+
 static void test_blob(void **state)
 {
 	static struct p11_objects copy;
@@ -347,6 +362,7 @@ int main(void)
 		cmocka_unit_test_setup(test_sign, setup),
 		cmocka_unit_test_setup(test_private_value, setup),
 		cmocka_unit_test_setup(test_sessions_and_pins, setup),
+		cmocka_unit_test_setup(test_apps_evicted, setup),
 		cmocka_unit_test_setup(test_blob, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
