@@ -12,3 +12,5 @@ $(O)/fuzz/seeds/pkcs11.stamp: tests/fuzz/pkcs11_seeds.py
 	rm -rf $(O)/fuzz/seeds/pkcs11
 	tests/fuzz/pkcs11_seeds.py $(O)/fuzz/seeds/pkcs11
 	touch $@
+# fuzz.mk reads the dependency files one directory deep only.
+-include $(wildcard $(O)/fuzz/obj/examples/pkcs11/*.d)
