@@ -154,6 +154,30 @@ sign_verify() {
 	[[ "$output" == *"Verifying against public key in the token... ok"* ]] || { echo "$output"; return 1; }
 }
 
+@test "openssl with libp11's pkcs11 engine: a certificate request and a file signed by a key in the token; openssl verifies both" {
+	[ -f /usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so ] ||
+		{ echo "no pkcs11 engine: apt-get install libengine-pkcs11-openssl"; return 1; }
+	start_token
+	init_token
+	keygen 01 prime256v1
+	local key="pkcs11:token=cloak-test;id=%01;type=private;pin-value=$PIN"
+	export PKCS11_MODULE_PATH=$MODULE
+	run timeout 120 openssl req -engine pkcs11 -keyform engine -key "$key" -new -subj /CN=cloak-test \
+		-out "$TMP/req.pem"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run openssl req -in "$TMP/req.pem" -verify -noout
+	[[ "$output" == *"verify OK"* ]] || { echo "$output"; return 1; }
+	# The request carries the token's public key.
+	openssl req -in "$TMP/req.pem" -pubkey -noout > "$TMP/req-pub.pem"
+	p11 --read-object --type pubkey --id 01 -o "$TMP/pub01.der"
+	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
+	cmp "$TMP/req-pub.pem" "$TMP/pub01.pem"
+	echo "signed through the engine $RANDOM" > "$TMP/msg"
+	timeout 120 openssl dgst -sha256 -engine pkcs11 -keyform engine -sign "$key" -out "$TMP/sig" "$TMP/msg"
+	run openssl dgst -sha256 -verify "$TMP/pub01.pem" -signature "$TMP/sig" "$TMP/msg"
+	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
+}
+
 @test "P-384: a key pair made in the guest signs (ECDSA-SHA384), openssl verifies" {
 	[ "$(kvm_kind)" = hardware ] ||
 		skip "this host's KVM emulates guest code, where a P-384 key generation or signature takes about 16 s; the SVM tier runs this"
