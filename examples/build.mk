@@ -42,3 +42,4 @@ $(O)/host/examples/pkcs11/store.o: examples/pkcs11/store.c
 $(O)/san/host/examples/pkcs11/store.o: examples/pkcs11/store.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_CFLAGS) -MMD -c -o $@ $<
+include examples/pkcs11/build.mk

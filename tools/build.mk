@@ -21,3 +21,4 @@ install-ssh-agent-tools: $(O)/cloak-ssh-keygen
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 tools/cloak-ssh-agent $(DESTDIR)$(PREFIX)/bin/cloak-ssh-agent
 	install -m 755 $(O)/cloak-ssh-keygen $(DESTDIR)$(PREFIX)/bin/cloak-ssh-keygen
+include tools/pkcs11/build.mk

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: ISC
+# The PKCS#11 token guest (examples/pkcs11; docs/pkcs11.md), and host
+# builds of its modules for the unit tests, the fuzz target and the
+# host module (tools/pkcs11). PKCS#11's header is p11-kit's.
+P11_KIT_CFLAGS := -I/usr/include/p11-kit-1
+# store.c is built on its own (examples/build.mk) until the token links it.
+P11_SRC := $(filter-out examples/pkcs11/store.c,$(wildcard examples/pkcs11/*.c))
+P11_GUEST_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(P11_SRC)) \
+	$(O)/guest/examples/keyvault/compat.o $(O)/guest/examples/keyvault/entropy.o
+$(O)/guest/examples/pkcs11/%.o: GUEST_CFLAGS += $(P11_KIT_CFLAGS)
+$(eval $(call guest_elf,$(O)/examples/pkcs11.elf,$(P11_GUEST_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a))
+ALL_TARGETS += $(O)/examples/pkcs11.elf
+# Installed where tools/cloak-pkcs11 looks for it ($PREFIX/lib/cloak).
+.PHONY: install-pkcs11-guest
+install: install-pkcs11-guest
+install-pkcs11-guest: $(O)/examples/pkcs11.elf
+	install -d $(DESTDIR)$(PREFIX)/lib/cloak
+	install -m 644 $(O)/examples/pkcs11.elf $(DESTDIR)$(PREFIX)/lib/cloak/pkcs11.elf
+
+P11_HOST_SRC := $(filter-out examples/pkcs11/main.c,$(P11_SRC))
+P11_HOST_OBJ := $(P11_HOST_SRC:%.c=$(O)/host/%.o)
+$(O)/host/examples/pkcs11/%.o: examples/pkcs11/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(P11_KIT_CFLAGS) -fPIC -MMD -c -o $@ $<
+$(O)/san/host/examples/pkcs11/%.o: examples/pkcs11/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) $(P11_KIT_CFLAGS) -MMD -c -o $@ $<
+-include $(P11_HOST_OBJ:.o=.d) $(P11_HOST_OBJ:$(O)/%.o=$(O)/san/%.d)

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: ISC */
+/* EC keys on BearSSL: see p11_ec.h. */
+#include "p11_ec.h"
+
+#include <string.h>
+
+#include <bearssl/bearssl_ec.h>
+
+#include "../ssh-agent/agent_wipe.h"
+
+/* br_ec_all_m31: P-256 on its constant-time m31 code, P-384 on i31. */
+#define EC (&br_ec_all_m31)
+
+static const uint8_t oid_p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
+static const uint8_t oid_p384[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };
+
+/* The group orders, big-endian. */
+static const uint8_t order_p256[32] = {
+	0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51,
+};
+static const uint8_t order_p384[48] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xc7, 0x63, 0x4d, 0x81, 0xf4, 0x37, 0x2d, 0xdf,
+	0x58, 0x1a, 0x0d, 0xb2, 0x48, 0xb0, 0xa7, 0x7a, 0xec, 0xec, 0x19, 0x6a, 0xcc, 0xc5, 0x29, 0x73,
+};
+
+static const struct p11_curve curves[] = {
+	{ BR_EC_secp256r1, 256, 32, oid_p256, sizeof oid_p256, &br_sha256_vtable },
+	{ BR_EC_secp384r1, 384, 48, oid_p384, sizeof oid_p384, &br_sha384_vtable },
+};
+
+const struct p11_curve *p11_ec_curve(const uint8_t *params, size_t len)
+{
+	for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++)
+		if (len == curves[i].oid_len && !memcmp(params, curves[i].oid, len))
+			return &curves[i];
+	return NULL;
+}
+
+static const uint8_t *order(const struct p11_curve *c)
+{
+	return c->bits == 256 ? order_p256 : order_p384;
+}
+
+bool p11_ec_scalar(const struct p11_curve *c, const uint8_t *v, size_t len, uint8_t *d)
+{
+	if (len > c->scalar)
+		return false;
+	memset(d, 0, c->scalar - len);
+	memcpy(d + c->scalar - len, v, len);
+	/* d - n byte by byte from the least significant end: a final borrow
+	 * means d < n. No branch depends on d. */
+	const uint8_t *n = order(c);
+	unsigned borrow = 0, any = 0;
+	for (size_t i = c->scalar; i-- > 0;) {
+		unsigned t = (unsigned)d[i] - n[i] - borrow;
+		borrow = (t >> 8) & 1;
+		any |= d[i];
+	}
+	return (borrow & ((any + 0xff) >> 8)) != 0;
+}
+
+static size_t point_der(const uint8_t *point, size_t len, uint8_t out[P11_EC_POINT_DER_MAX])
+{
+	out[0] = 0x04; /* OCTET STRING; both lengths fit the short form */
+	out[1] = (uint8_t)len;
+	memcpy(out + 2, point, len);
+	return 2 + len;
+}
+
+size_t p11_ec_public(const struct p11_curve *c, const uint8_t *d, uint8_t out[P11_EC_POINT_DER_MAX])
+{
+	br_ec_private_key sk = { c->id, (unsigned char *)d, c->scalar };
+	br_ec_public_key pk;
+	uint8_t point[P11_EC_POINT_MAX];
+	size_t n = br_ec_compute_pub(EC, &pk, point, &sk);
+	return n == 1 + 2 * c->scalar ? point_der(point, n, out) : 0;
+}
+
+size_t p11_ec_keygen(const struct p11_curve *c, const br_prng_class **rng, uint8_t *d,
+		     uint8_t out[P11_EC_POINT_DER_MAX])
+{
+	uint8_t kbuf[BR_EC_KBUF_PRIV_MAX_SIZE];
+	br_ec_private_key sk;
+	size_t n = br_ec_keygen(rng, EC, &sk, kbuf, c->id), len = 0;
+	if (n == c->scalar && p11_ec_scalar(c, kbuf, n, d))
+		len = p11_ec_public(c, d, out);
+	agent_wipe(kbuf, sizeof kbuf);
+	if (!len)
+		agent_wipe(d, c->scalar);
+	return len;
+}
+
+bool p11_ec_sign(const struct p11_curve *c, const uint8_t *d, const uint8_t *h, size_t hlen,
+		 uint8_t sig[P11_EC_SIG_MAX])
+{
+	/* BearSSL takes a hash of its hash function's length: give it one
+	 * of the order's length that is the same integer after FIPS 186-4's
+	 * truncation (both orders are whole bytes long). */
+	uint8_t hv[P11_EC_SCALAR_MAX];
+	size_t take = hlen < c->scalar ? hlen : c->scalar;
+	memset(hv, 0, c->scalar - take);
+	memcpy(hv + c->scalar - take, h, take);
+	br_ec_private_key sk = { c->id, (unsigned char *)d, c->scalar };
+	size_t n = br_ecdsa_i31_sign_raw(EC, c->hash, hv, &sk, sig);
+	agent_wipe(hv, sizeof hv);
+	return n == 2 * c->scalar;
+}

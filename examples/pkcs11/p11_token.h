@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The token proper: one request body in, one reply body out. No I/O and
+ * no runtime: the guest (main.c) feeds it frames from its channel, the
+ * unit tests and the fuzz target call it directly. docs/pkcs11.md lists
+ * what it implements and refuses.
+ *
+ * State: the token (label, PINs as salted hashes, objects) and, per
+ * application (one C_Initialize of one process, named by the id in every
+ * request), its login and its sessions. An application that never calls
+ * C_Finalize keeps its slot until a new one needs it: the least recently
+ * used without sessions goes first.
+ */
+#ifndef P11_TOKEN_H
+#define P11_TOKEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bearssl/bearssl_hash.h>
+#include <bearssl/bearssl_rand.h>
+
+#include "p11_objects.h"
+#include "p11_wire.h"
+
+#define P11_APPS_MAX 64
+#define P11_SESSIONS_MAX 128
+#define P11_NOBODY (~0ul) /* no login */
+
+struct p11_env {
+	/* Seeds drbg from fresh entropy; false if none could be had. */
+	bool (*seed)(void *ctx, br_hmac_drbg_context *drbg);
+	void *ctx;
+};
+
+struct p11_app {
+	uint8_t id[P11_APP_ID];
+	bool used;
+	unsigned long login; /* CKU_SO, CKU_USER or P11_NOBODY */
+	uint64_t last_use;
+};
+
+struct p11_session {
+	uint64_t handle; /* 0: free */
+	unsigned app;
+	bool rw;
+	/* C_FindObjectsInit..Final */
+	bool finding;
+	uint32_t nfound, pos;
+	uint32_t found[P11_OBJECTS_MAX];
+	/* C_SignInit..C_Sign/C_SignFinal */
+	bool signing, updated;
+	unsigned long mech;
+	uint64_t key;
+	union {
+		br_sha256_context s256;
+		br_sha384_context s384;
+	} h;
+};
+
+struct p11_pin {
+	bool set;
+	uint8_t salt[16], hash[32];
+};
+
+struct p11_token {
+	bool initialized;
+	uint8_t label[P11_LABEL], serial[P11_SERIAL];
+	struct p11_pin so, user;
+	struct p11_app apps[P11_APPS_MAX];
+	struct p11_session sessions[P11_SESSIONS_MAX];
+	uint64_t next_session, tick;
+	struct p11_objects objects;
+	struct p11_object scratch; /* C_SetAttributeValue builds here first */
+	const struct p11_env *env;
+	/* Counters for the guest's log. */
+	unsigned long long requests, signatures, refused;
+};
+
+void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_t serial[P11_SERIAL]);
+/* Handles one request body and writes the reply body to out (room for
+ * P11_BODY_MAX): its length, or 0 if the request is not one (bad
+ * version, unknown op, malformed): the caller then ends the connection.
+ * The caller wipes req afterwards (it may hold a PIN or a key). */
+size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uint8_t *out);
+
+/* Between p11_token.c and p11_keys.c. */
+struct p11_call {
+	struct p11_token *t;
+	struct p11_app *app;
+	struct p11_reader *r;
+	struct p11_writer *w;
+};
+struct p11_session *p11_session_get(struct p11_call *c, uint64_t handle);
+bool p11_visible(const struct p11_call *c, const struct p11_object *o);
+CK_RV p11_op_create(struct p11_call *c);
+CK_RV p11_op_destroy(struct p11_call *c);
+CK_RV p11_op_get_attrs(struct p11_call *c);
+CK_RV p11_op_set_attrs(struct p11_call *c);
+CK_RV p11_op_find_init(struct p11_call *c);
+CK_RV p11_op_find(struct p11_call *c);
+CK_RV p11_op_find_final(struct p11_call *c);
+CK_RV p11_op_keygen(struct p11_call *c);
+CK_RV p11_op_sign_init(struct p11_call *c);
+CK_RV p11_op_sign(struct p11_call *c, bool final);
+CK_RV p11_op_sign_update(struct p11_call *c);
+/* Ends a session's operations, wiping their state; destroys its objects
+ * when close is set. */
+void p11_session_end_ops(struct p11_token *t, struct p11_session *s, bool close);
+
+#endif

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The PKCS#11 token guest's frame decoding and request handling
+ * (examples/pkcs11) on hostile input. Each input is a run of requests on a
+ * token that is already initialised, with a user PIN, a logged-in session
+ * and an EC P-256 key pair made in it (so signing, attributes and search
+ * are in reach). The input is cut into pieces:
+ *   u8 sel, u16 len, len bytes
+ * where sel's low 5 bits pick the operation and bit 7 the application (of
+ * two); the bytes are its arguments. sel 0xff sends the bytes as a whole
+ * body, header included, and 0xfe as a frame through p11_frame_len.
+ * Invariants, besides the sanitizers: every reply is well-formed (version,
+ * the request's op, a CK_RV) and fits, and the private key's scalar
+ * appears in none; after the run, a free object slot holds no byte (freed
+ * objects are wiped) and the token objects survive save/load/save byte
+ * for byte.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../examples/pkcs11/p11_token.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Deterministic, but a new seed at each call, as fresh entropy would be
+ * (the same seed twice would hand out the key's own bytes as "random"
+ * numbers); restarted at each input, so a crash reproduces. */
+static uint64_t seeds;
+
+static bool seed(void *ctx, br_hmac_drbg_context *d)
+{
+	uint64_t n = seeds++;
+	br_hmac_drbg_init(d, &br_sha256_vtable, &n, sizeof n);
+	return true;
+}
+
+static const struct p11_env env = { seed, NULL };
+static struct p11_token base, tok;
+static struct p11_objects copy;
+static uint8_t out[P11_BODY_MAX], req[P11_BODY_MAX], blob[P11_OBJECTS_MAX * (P11_OBJ_DATA + 2048)],
+	blob2[sizeof blob];
+static uint8_t scalar[32];
+static const uint8_t apps[2][P11_APP_ID] = { { 1 }, { 2 } };
+
+static struct p11_reader call(struct p11_token *t, const uint8_t *body, size_t len)
+{
+	size_t n = p11_token_handle(t, body, len, out);
+	struct p11_reader r;
+	p11_reader_init(&r, out, n);
+	if (n) {
+		uint8_t version = p11_get_u8(&r), op = p11_get_u8(&r);
+		p11_get_u64(&r);
+		if (r.bad || n > P11_BODY_MAX || version != P11_VERSION || op != body[1])
+			abort();
+	}
+	return r;
+}
+
+/* A request from app 0 built by the caller; aborts unless CKR_OK. */
+static struct p11_reader setup_call(struct p11_writer *w)
+{
+	struct p11_reader r = call(&base, req, w->len);
+	if (r.len < 10 || memcmp(out + 2, "\0\0\0\0\0\0\0\0", 8))
+		abort();
+	return r;
+}
+
+static void setup(void)
+{
+	static const uint8_t serial[P11_SERIAL] = "fuzz";
+	struct p11_writer w;
+	p11_token_init(&base, &env, serial);
+	uint8_t label[P11_LABEL];
+	memset(label, ' ', sizeof label);
+	p11_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, P11_OP_INIT_TOKEN, apps[0]);
+	p11_put_bytes(&w, "87654321", 8);
+	p11_put_raw(&w, label, sizeof label);
+	setup_call(&w);
+	p11_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, P11_OP_OPEN_SESSION, apps[0]);
+	p11_put_u64(&w, CKF_SERIAL_SESSION | CKF_RW_SESSION);
+	struct p11_reader r = setup_call(&w);
+	uint64_t s = p11_get_u64(&r);
+	p11_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, P11_OP_LOGIN, apps[0]);
+	p11_put_u64(&w, s);
+	p11_put_u64(&w, CKU_SO);
+	p11_put_bytes(&w, "87654321", 8);
+	setup_call(&w);
+	p11_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, P11_OP_INIT_PIN, apps[0]);
+	p11_put_u64(&w, s);
+	p11_put_bytes(&w, "123456", 6);
+	setup_call(&w);
+	p11_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, P11_OP_LOGOUT, apps[0]);
+	p11_put_u64(&w, s);
+	setup_call(&w);
+	p11_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, P11_OP_LOGIN, apps[0]);
+	p11_put_u64(&w, s);
+	p11_put_u64(&w, CKU_USER);
+	p11_put_bytes(&w, "123456", 6);
+	setup_call(&w);
+	static const uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
+	CK_BBOOL yes = 1;
+	CK_ATTRIBUTE pub[] = { { CKA_EC_PARAMS, (void *)p256, sizeof p256 }, { CKA_TOKEN, &yes, 1 } };
+	CK_ATTRIBUTE priv[] = { { CKA_TOKEN, &yes, 1 }, { CKA_ID, "k", 1 } };
+	p11_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, P11_OP_GENERATE_KEY_PAIR, apps[0]);
+	p11_put_u64(&w, s);
+	p11_put_u64(&w, CKM_EC_KEY_PAIR_GEN);
+	p11_put_bytes(&w, NULL, 0);
+	p11_put_template(&w, pub, 2);
+	p11_put_template(&w, priv, 2);
+	r = setup_call(&w);
+	p11_get_u64(&r);
+	struct p11_object *k = p11_objects_get(&base.objects, p11_get_u64(&r));
+	uint32_t len;
+	const uint8_t *d = k ? p11_obj_attr(k, CKA_VALUE, &len) : NULL;
+	if (!d || len != sizeof scalar)
+		abort();
+	memcpy(scalar, d, sizeof scalar);
+}
+
+static void check(void)
+{
+	static const struct p11_object zero;
+	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++)
+		if (!tok.objects.o[i].handle && memcmp(&tok.objects.o[i], &zero, sizeof zero))
+			abort(); /* a freed object left bytes behind */
+	size_t n = p11_objects_save(&tok.objects, blob, sizeof blob);
+	if (!n || !p11_objects_load(&copy, blob, n) || p11_objects_save(&copy, blob2, sizeof blob2) != n ||
+	    memcmp(blob, blob2, n))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static bool ready;
+	if (!ready) {
+		setup();
+		ready = true;
+	}
+	memcpy(&tok, &base, sizeof tok);
+	seeds = 1000;
+	while (size >= 3) {
+		uint8_t sel = data[0];
+		size_t len = (size_t)data[1] << 8 | data[2];
+		data += 3;
+		size -= 3;
+		if (len > size)
+			len = size;
+		size_t n;
+		if (sel == 0xff || sel == 0xfe) {
+			if (sel == 0xfe && (len < 4 || p11_frame_len(data) != len - 4))
+				goto next;
+			n = sel == 0xfe ? len - 4 : len;
+			memcpy(req, sel == 0xfe ? data + 4 : data, n);
+		} else {
+			struct p11_writer w;
+			p11_writer_init(&w, req, sizeof req);
+			p11_put_request(&w, (enum p11_op)(sel & 0x1f), apps[sel >> 7]);
+			p11_put_raw(&w, data, len);
+			n = w.len;
+		}
+		struct p11_reader r = call(&tok, req, n);
+		if (r.len >= sizeof scalar)
+			for (size_t i = 0; i + sizeof scalar <= r.len; i++)
+				if (!memcmp(out + i, scalar, sizeof scalar))
+					abort(); /* the private key left the token */
+	next:
+		data += len;
+		size -= len;
+	}
+	check();
+	return 0;
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
+"""Probes of the cloak PKCS#11 token that no stock tool makes
+(tests/integration/pkcs11.bats). Each prints "NAME 0xRV" lines for the
+suite to assert on.
+
+  p11_probe.py MODULE private PIN   read a private key's CKA_VALUE, import a
+                                    key that asks to be extractable or not
+                                    sensitive, log in with a wrong PIN
+  p11_probe.py MODULE fork          C_Initialize again in a forked child
+  p11_probe.py SOCKET hostile       malformed, truncated and oversized
+                                    frames straight on the socket
+"""
+import ctypes
+import os
+import socket
+import struct
+import sys
+
+CKA_CLASS, CKA_VALUE, CKA_TOKEN, CKA_PRIVATE = 0x0, 0x11, 0x1, 0x2
+CKA_KEY_TYPE, CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_EC_PARAMS = 0x100, 0x103, 0x162, 0x180
+CKO_PRIVATE_KEY, CKK_EC = 3, 3
+CKF_RW_SESSION, CKF_SERIAL_SESSION = 2, 4
+CKU_USER = 1
+P256 = bytes.fromhex("06082a8648ce3d030107")
+UL = ctypes.c_ulong
+
+
+class Attr(ctypes.Structure):
+    _fields_ = [("type", UL), ("pValue", ctypes.c_void_p), ("ulValueLen", UL)]
+
+
+def template(pairs):
+    arr = (Attr * len(pairs))()
+    keep = []
+    for i, (t, v) in enumerate(pairs):
+        if isinstance(v, bool):
+            b = ctypes.create_string_buffer(bytes([v]), 1)
+        elif isinstance(v, int):
+            b = ctypes.create_string_buffer(struct.pack("<Q", v), 8)
+        else:
+            b = ctypes.create_string_buffer(v, len(v))
+        keep.append(b)
+        arr[i].type, arr[i].pValue, arr[i].ulValueLen = t, ctypes.cast(b, ctypes.c_void_p), len(b)
+    return arr, keep
+
+
+def load(module):
+    return ctypes.CDLL(module)
+
+
+def call(lib, name, *args):
+    f = getattr(lib, name)
+    f.restype = UL
+    return f(*args)
+
+
+def show(name, rv):
+    print(f"{name} 0x{rv:x}", flush=True)
+
+
+def private(module, pin):
+    lib = load(module)
+    h = UL()
+    show("initialize", call(lib, "C_Initialize", None))
+    show("open", call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION | CKF_RW_SESSION), None, None,
+                      ctypes.byref(h)))
+    show("wrong-pin", call(lib, "C_Login", h, UL(CKU_USER), b"00000000", UL(8)))
+    show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    t, keep = template([(CKA_CLASS, CKO_PRIVATE_KEY)])
+    show("find-init", call(lib, "C_FindObjectsInit", h, t, UL(1)))
+    objs, n = (UL * 8)(), UL()
+    show("find", call(lib, "C_FindObjects", h, objs, UL(8), ctypes.byref(n)))
+    call(lib, "C_FindObjectsFinal", h)
+    print(f"private-keys {n.value}")
+    for i in range(n.value):
+        buf = ctypes.create_string_buffer(64)
+        a = (Attr * 1)()
+        a[0].type, a[0].pValue, a[0].ulValueLen = CKA_VALUE, ctypes.cast(buf, ctypes.c_void_p), 64
+        show("value", call(lib, "C_GetAttributeValue", h, objs[i], a, UL(1)))
+        print(f"value-len 0x{a[0].ulValueLen:x} bytes {buf.raw[:8].hex()}")
+        a[0].type, a[0].ulValueLen = CKA_EC_PARAMS, 64
+        show("params", call(lib, "C_GetAttributeValue", h, objs[i], a, UL(1)))
+        s, keep2 = template([(CKA_SENSITIVE, False)])
+        show("unsensitive", call(lib, "C_SetAttributeValue", h, objs[i], s, UL(1)))
+        s, keep2 = template([(CKA_EXTRACTABLE, True)])
+        show("extractable", call(lib, "C_SetAttributeValue", h, objs[i], s, UL(1)))
+    d = bytes(31) + b"\x05"
+    for name, extra in (("import-unsensitive", (CKA_SENSITIVE, False)),
+                        ("import-extractable", (CKA_EXTRACTABLE, True)),
+                        ("import", (CKA_SENSITIVE, True))):
+        t, keep = template([(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_KEY_TYPE, CKK_EC), (CKA_EC_PARAMS, P256),
+                            (CKA_VALUE, d), (CKA_TOKEN, False), extra])
+        o = UL()
+        show(name, call(lib, "C_CreateObject", h, t, UL(len(t)), ctypes.byref(o)))
+        if name == "import":
+            buf = ctypes.create_string_buffer(64)
+            a = (Attr * 1)()
+            a[0].type, a[0].pValue, a[0].ulValueLen = CKA_VALUE, ctypes.cast(buf, ctypes.c_void_p), 64
+            show("import-value", call(lib, "C_GetAttributeValue", h, o, a, UL(1)))
+    show("finalize", call(lib, "C_Finalize", None))
+
+
+def fork(module):
+    lib = load(module)
+    show("parent-initialize", call(lib, "C_Initialize", None))
+    n = UL()
+    pid = os.fork()
+    if pid == 0:
+        show("child-before", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
+        show("child-initialize", call(lib, "C_Initialize", None))
+        show("child-slots", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
+        print(f"child-count {n.value}", flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    show("parent-again", call(lib, "C_Initialize", None))
+    show("parent-slots", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
+
+
+def hostile(path):
+    """Each case on its own connection; the token must answer a ping after."""
+    app = os.urandom(16)
+
+    def frame(body):
+        return struct.pack(">I", len(body)) + body
+
+    def ping():
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(30)
+        s.connect(path)
+        s.sendall(frame(bytes([1, 1]) + app))
+        hdr = s.recv(4, socket.MSG_WAITALL)
+        (n,) = struct.unpack(">I", hdr)
+        body = s.recv(n, socket.MSG_WAITALL)
+        s.close()
+        return struct.unpack(">Q", body[2:10])[0] if len(body) >= 10 else None
+
+    def attempt(name, data, half_close=True):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(30)
+        s.connect(path)
+        try:
+            s.sendall(data)
+            if half_close:
+                s.shutdown(socket.SHUT_WR)
+            got = s.recv(4096)
+        except socket.timeout:
+            got = b"timeout"
+        except (ConnectionResetError, BrokenPipeError):
+            got = b""  # the token hung up before reading it all
+        s.close()
+        what = f"rv 0x{struct.unpack('>Q', got[6:14])[0]:x}" if len(got) >= 14 else f"closed ({len(got)} bytes)"
+        print(f"{name} {what} then-ping {ping()}", flush=True)
+
+    attempt("zero-length", struct.pack(">I", 0))
+    attempt("oversized", struct.pack(">I", 0xFFFFFFFF) + b"x" * 64)
+    attempt("just-over", struct.pack(">I", 64 * 1024 + 1) + b"x" * 64)
+    attempt("truncated", struct.pack(">I", 100) + b"\x01\x01" + app[:4])
+    attempt("bad-version", frame(bytes([9, 1]) + app))
+    attempt("unknown-op", frame(bytes([1, 200]) + app))
+    attempt("short-header", frame(bytes([1])))
+    # A session handle cut in half: a PKCS#11 error, the connection kept.
+    attempt("cut-argument", frame(bytes([1, 10]) + app + b"\x00\x00\x00"))
+    # A template that claims more attributes than it holds.
+    attempt("bad-template", frame(bytes([1, 19]) + app + struct.pack(">QI", 1, 1000)))
+    attempt("garbage", os.urandom(3000))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    what = sys.argv[2]
+    if what == "private":
+        private(sys.argv[1], sys.argv[3].encode())
+    elif what == "fork":
+        fork(sys.argv[1])
+    elif what == "hostile":
+        hostile(sys.argv[1])
+    else:
+        sys.exit(__doc__)

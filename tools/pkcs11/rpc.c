@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: ISC */
+/* One call to the token over its socket: see rpc.h. */
+#include "rpc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* A key generation or signature under KVM's instruction emulator takes
+ * seconds; a token that does not answer in this time is gone. */
+#define REPLY_SECONDS 300
+
+static uint8_t req[4 + P11_BODY_MAX], rep[P11_BODY_MAX];
+
+static void debug(const char *what, int err)
+{
+	if (getenv("CLOAK_PKCS11_DEBUG"))
+		fprintf(stderr, "libcloak-pkcs11: %s%s%s\n", what, err ? ": " : "", err ? strerror(err) : "");
+}
+
+void rpc_begin(struct rpc *c, enum p11_op op, const uint8_t app[P11_APP_ID])
+{
+	c->op = op;
+	p11_writer_init(&c->w, req + 4, P11_BODY_MAX);
+	p11_put_request(&c->w, op, app);
+	p11_reader_init(&c->r, rep, 0);
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (!path || strlen(path) >= sizeof a.sun_path) {
+		debug(path ? "socket path too long" : "CLOAK_PKCS11_SOCKET is not set", 0);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct timeval tv = { REPLY_SECONDS, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+		debug("cannot connect to the token's socket", errno);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool io_all(int fd, uint8_t *p, size_t n, bool out)
+{
+	while (n) {
+		ssize_t r = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			debug(out ? "cannot send to the token" : "no reply from the token", r ? errno : 0);
+			return false;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
+CK_RV rpc_call(struct rpc *c, const char *sock)
+{
+	if (c->w.bad)
+		return CKR_ARGUMENTS_BAD;
+	int fd = connect_to(sock);
+	if (fd < 0)
+		return CKR_DEVICE_ERROR;
+	p11_frame_hdr(req, (uint32_t)c->w.len);
+	uint8_t hdr[4];
+	bool ok = io_all(fd, req, 4 + c->w.len, true) && io_all(fd, hdr, 4, false);
+	uint32_t len = ok ? p11_frame_len(hdr) : 0;
+	ok = len && io_all(fd, rep, len, false);
+	close(fd);
+	if (!ok)
+		return CKR_DEVICE_ERROR;
+	p11_reader_init(&c->r, rep, len);
+	uint8_t version = p11_get_u8(&c->r), op = p11_get_u8(&c->r);
+	CK_RV rv = p11_get_u64(&c->r);
+	if (c->r.bad || version != P11_VERSION || op != c->op) {
+		debug("malformed reply from the token", 0);
+		return CKR_DEVICE_ERROR;
+	}
+	return rv;
+}
+
+CK_RV rpc_end(struct rpc *c, CK_RV rv)
+{
+	if (!p11_reader_done(&c->r)) {
+		debug("reply with unexpected contents", 0);
+		return CKR_DEVICE_ERROR;
+	}
+	return rv;
+}
+
+void rpc_wipe(struct rpc *c)
+{
+	explicit_bzero(req, 4 + c->w.len);
+	explicit_bzero(rep, c->r.len);
+}
