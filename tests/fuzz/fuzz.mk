@@ -38,7 +38,9 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(O)/fuzz/libmonitor-fuzz.a
 $(O)/fuzz/seeds/%.stamp:
 	mkdir -p $(O)/fuzz/seeds/$*
 	touch $@
--include $(wildcard $(O)/fuzz/obj/*/*.d)
+# Every depth: monitor/mem/x.d as well as common/x.d, so a changed header
+# rebuilds every fuzz object that includes it.
+-include $(shell find $(O)/fuzz/obj -name "*.d" 2>/dev/null)
 
 # Seeds of the ELF loader: the unit tests' synthetic guest, hello.elf if it
 # is built, and mkbadelf's malformed variants of both.
