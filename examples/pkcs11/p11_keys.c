@@ -2,16 +2,18 @@
 /*
  * The token's objects and keys: creation (import), destruction, search,
  * attributes with the rules that keep private values inside the guest,
- * EC key-pair generation and ECDSA signing. See p11_token.h.
+ * EC and RSA key-pair generation, ECDSA and RSA signing. See p11_token.h.
  *
  * Private keys are always sensitive and never extractable: a template
- * that asks otherwise is refused, CKA_VALUE of a private key is never
+ * that asks otherwise is refused, CKA_VALUE of a private key (an RSA
+ * key's private exponent, primes, exponents, coefficient) is never
  * returned (CKR_ATTRIBUTE_SENSITIVE) nor matched by C_FindObjects.
  */
 #include <string.h>
 
 #include "../ssh-agent/agent_wipe.h"
 #include "p11_ec.h"
+#include "p11_rsa.h"
 #include "p11_token.h"
 
 static const CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
@@ -33,7 +35,7 @@ static bool is_bool_attr(uint64_t type)
 static bool is_ulong_attr(uint64_t type)
 {
 	return type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_CERTIFICATE_TYPE ||
-	       type == CKA_KEY_GEN_MECHANISM || type == CKA_CERTIFICATE_CATEGORY;
+	       type == CKA_KEY_GEN_MECHANISM || type == CKA_CERTIFICATE_CATEGORY || type == CKA_MODULUS_BITS;
 }
 
 /* Set by the token only. */
@@ -49,12 +51,14 @@ static bool is_fixed(uint64_t type)
 	return is_token_set(type) || type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_TOKEN ||
 	       type == CKA_PRIVATE || type == CKA_VALUE || type == CKA_EC_PARAMS || type == CKA_EC_POINT ||
 	       type == CKA_CERTIFICATE_TYPE || type == CKA_MODIFIABLE || type == CKA_COPYABLE ||
-	       type == CKA_DESTROYABLE || type == CKA_ALWAYS_AUTHENTICATE;
+	       type == CKA_DESTROYABLE || type == CKA_ALWAYS_AUTHENTICATE || type == CKA_MODULUS ||
+	       type == CKA_MODULUS_BITS || type == CKA_PUBLIC_EXPONENT || p11_rsa_secret_attr(type);
 }
 
 static bool sensitive(const struct p11_object *o, uint64_t type)
 {
-	return type == CKA_VALUE && p11_obj_ulong(o, CKA_CLASS, CKO_DATA) == CKO_PRIVATE_KEY;
+	return (type == CKA_VALUE || p11_rsa_secret_attr(type)) &&
+	       p11_obj_ulong(o, CKA_CLASS, CKO_DATA) == CKO_PRIVATE_KEY;
 }
 
 /* Checks one template attribute's form. */
@@ -147,6 +151,45 @@ static const struct p11_curve *curve_of(const struct p11_object *o)
 	return p ? p11_ec_curve(p, len) : NULL;
 }
 
+/* An RSA key object's parts, viewed in place. */
+static void rsa_view(const struct p11_object *o, struct p11_rsa_key *k)
+{
+	for (int i = 0; i < P11_RSA_PARTS; i++) {
+		uint32_t len = 0;
+		k->v[i] = p11_obj_attr(o, p11_rsa_attr[i], &len);
+		k->len[i] = len;
+	}
+}
+
+/* Stores a key's parts (a public key's two, a private key's eight) and,
+ * on a public key, CKA_MODULUS_BITS. */
+static CK_RV rsa_store(struct p11_object *o, const struct p11_rsa_key *k, bool priv)
+{
+	for (int i = 0; i < (priv ? P11_RSA_PARTS : P11_RSA_PUB_PARTS); i++)
+		if (!p11_obj_set(o, p11_rsa_attr[i], k->v[i], (uint32_t)k->len[i]))
+			return CKR_DEVICE_MEMORY;
+	return priv ? CKR_OK : set_ulong(o, CKA_MODULUS_BITS, p11_rsa_bits(k));
+}
+
+/* An imported RSA key: checked, completed and stored in its canonical
+ * form. A CKA_MODULUS_BITS given with a public key must be right. */
+static CK_RV rsa_import(struct p11_object *o, bool priv)
+{
+	struct p11_rsa_key in, out;
+	uint8_t buf[P11_RSA_BUF];
+	uint32_t len;
+	rsa_view(o, &in);
+	if (!in.v[P11_RSA_N] || !in.v[P11_RSA_PUBEXP] ||
+	    (priv && !in.v[P11_RSA_D] && (!in.v[P11_RSA_P] || !in.v[P11_RSA_Q])))
+		return CKR_TEMPLATE_INCOMPLETE;
+	unsigned long given = p11_obj_attr(o, CKA_MODULUS_BITS, &len) ? p11_obj_ulong(o, CKA_MODULUS_BITS, 0) : 0;
+	unsigned bits = p11_rsa_import(&in, priv, buf, &out);
+	CK_RV rv = !bits ? CKR_ATTRIBUTE_VALUE_INVALID
+		   : given && given != bits ? CKR_TEMPLATE_INCONSISTENT : rsa_store(o, &out, priv);
+	agent_wipe(buf, sizeof buf);
+	return rv;
+}
+
 /* Completes an object built from a caller's template (import: keygen
  * sets the generated attributes first) and checks it as a whole. */
 static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11_object *o, bool generated)
@@ -161,18 +204,28 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 	switch (cls) {
 	case CKO_PRIVATE_KEY:
 	case CKO_PUBLIC_KEY: {
-		if (p11_obj_ulong(o, CKA_KEY_TYPE, CKK_EC) != CKK_EC)
+		CK_KEY_TYPE kt = p11_obj_ulong(o, CKA_KEY_TYPE, CKK_EC);
+		if (kt != CKK_EC && kt != CKK_RSA)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
-		if ((rv = set_ulong(o, CKA_KEY_TYPE, CKK_EC)) != CKR_OK || (rv = PUT(o, key_dflt)) != CKR_OK)
+		if ((rv = set_ulong(o, CKA_KEY_TYPE, kt)) != CKR_OK || (rv = PUT(o, key_dflt)) != CKR_OK)
 			return rv;
+		if ((rv = cls == CKO_PUBLIC_KEY ? PUT(o, pub_dflt) : PUT(o, priv_dflt)) != CKR_OK)
+			return rv;
+		/* Private: always sensitive, never extractable. */
+		if (cls == CKO_PRIVATE_KEY &&
+		    (!p11_obj_bool(o, CKA_SENSITIVE, true) || p11_obj_bool(o, CKA_EXTRACTABLE, false)))
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		if (kt == CKK_RSA) {
+			if (!generated && (rv = rsa_import(o, cls == CKO_PRIVATE_KEY)) != CKR_OK)
+				return rv;
+			break;
+		}
 		const struct p11_curve *curve = curve_of(o);
 		if (!p11_obj_attr(o, CKA_EC_PARAMS, &len))
 			return CKR_TEMPLATE_INCOMPLETE;
 		if (!curve)
 			return CKR_CURVE_NOT_SUPPORTED;
 		if (cls == CKO_PUBLIC_KEY) {
-			if ((rv = PUT(o, pub_dflt)) != CKR_OK)
-				return rv;
 			const uint8_t *pt = p11_obj_attr(o, CKA_EC_POINT, &len);
 			if (!pt)
 				return CKR_TEMPLATE_INCOMPLETE;
@@ -180,11 +233,6 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 				return CKR_ATTRIBUTE_VALUE_INVALID;
 			break;
 		}
-		/* Private: always sensitive, never extractable. */
-		if ((rv = PUT(o, priv_dflt)) != CKR_OK)
-			return rv;
-		if (!p11_obj_bool(o, CKA_SENSITIVE, true) || p11_obj_bool(o, CKA_EXTRACTABLE, false))
-			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (generated)
 			break;
 		const uint8_t *v = p11_obj_attr(o, CKA_VALUE, &len);
@@ -465,6 +513,81 @@ static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_obj
 	return finish_object(c, s, o, true);
 }
 
+/* One generated half of an RSA key pair: template, then class, key
+ * type and the generated parts. */
+static CK_RV rsa_generated(struct p11_call *c, struct p11_session *s, struct p11_object *o,
+			   const struct p11_template *t, CK_OBJECT_CLASS cls, const struct p11_rsa_key *k)
+{
+	CK_RV rv = put_template(o, t);
+	if (rv != CKR_OK)
+		return rv;
+	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || p11_obj_ulong(o, CKA_KEY_TYPE, CKK_RSA) != CKK_RSA ||
+	    has_attr(t, CKA_MODULUS) || has_attr(t, CKA_PRIVATE_EXPONENT) || has_attr(t, CKA_VALUE))
+		return CKR_TEMPLATE_INCONSISTENT;
+	for (int i = P11_RSA_P; i < P11_RSA_PARTS; i++)
+		if (has_attr(t, p11_rsa_attr[i]))
+			return CKR_TEMPLATE_INCONSISTENT;
+	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK || (rv = set_ulong(o, CKA_KEY_TYPE, CKK_RSA)) != CKR_OK ||
+	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_RSA_PKCS_KEY_PAIR_GEN)) != CKR_OK ||
+	    (rv = set_bool(o, CKA_LOCAL, true)) != CKR_OK || (rv = rsa_store(o, k, cls == CKO_PRIVATE_KEY)) != CKR_OK)
+		return rv;
+	if (cls == CKO_PRIVATE_KEY &&
+	    ((rv = set_bool(o, CKA_ALWAYS_SENSITIVE, true)) != CKR_OK ||
+	     (rv = set_bool(o, CKA_NEVER_EXTRACTABLE, true)) != CKR_OK))
+		return rv;
+	return finish_object(c, s, o, true);
+}
+
+/* CKM_RSA_PKCS_KEY_PAIR_GEN: CKA_MODULUS_BITS from the public template;
+ * CKA_PUBLIC_EXPONENT, if given, must be 65537. */
+static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct p11_template *pub,
+			const struct p11_template *priv)
+{
+	static const uint8_t f4[] = { 0x01, 0x00, 0x01 };
+	CK_ULONG bits = 0;
+	for (uint32_t i = 0; i < pub->n; i++) {
+		const struct p11_attr *a = &pub->a[i];
+		if (a->type == CKA_MODULUS_BITS && a->len == sizeof bits)
+			memcpy(&bits, a->value, sizeof bits);
+		if (a->type == CKA_PUBLIC_EXPONENT) {
+			uint32_t n = a->len, z = 0;
+			while (z < n && !a->value[z])
+				z++;
+			if (n - z != sizeof f4 || memcmp(a->value + z, f4, sizeof f4))
+				return CKR_TEMPLATE_INCONSISTENT;
+		}
+	}
+	if (!has_attr(pub, CKA_MODULUS_BITS))
+		return CKR_TEMPLATE_INCOMPLETE;
+	if (bits < P11_RSA_BITS_MIN || bits > P11_RSA_BITS_MAX || bits % 8)
+		return CKR_KEY_SIZE_RANGE;
+	br_hmac_drbg_context drbg;
+	if (!c->t->env->seed(c->t->env->ctx, &drbg))
+		return CKR_DEVICE_ERROR;
+	uint8_t buf[P11_RSA_BUF];
+	struct p11_rsa_key k;
+	bool ok = p11_rsa_keygen(&drbg, (unsigned)bits, buf, &k);
+	agent_wipe(&drbg, sizeof drbg);
+	struct p11_object *po = ok ? p11_objects_new(&c->t->objects, 0) : NULL;
+	struct p11_object *ko = ok ? p11_objects_new(&c->t->objects, 0) : NULL;
+	CK_RV rv = !ok ? CKR_DEVICE_ERROR : po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
+	if (rv == CKR_OK)
+		rv = rsa_generated(c, s, po, pub, CKO_PUBLIC_KEY, &k);
+	if (rv == CKR_OK)
+		rv = rsa_generated(c, s, ko, priv, CKO_PRIVATE_KEY, &k);
+	agent_wipe(buf, sizeof buf);
+	if (rv != CKR_OK) {
+		if (po)
+			p11_objects_free(po);
+		if (ko)
+			p11_objects_free(ko);
+		return rv;
+	}
+	p11_put_u64(c->w, po->handle);
+	p11_put_u64(c->w, ko->handle);
+	return CKR_OK;
+}
+
 CK_RV p11_op_keygen(struct p11_call *c)
 {
 	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
@@ -478,10 +601,12 @@ CK_RV p11_op_keygen(struct p11_call *c)
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
-	if (mech != CKM_EC_KEY_PAIR_GEN)
+	if (mech != CKM_EC_KEY_PAIR_GEN && mech != CKM_RSA_PKCS_KEY_PAIR_GEN)
 		return CKR_MECHANISM_INVALID;
 	if (plen)
 		return CKR_MECHANISM_PARAM_INVALID;
+	if (mech == CKM_RSA_PKCS_KEY_PAIR_GEN)
+		return rsa_keygen(c, s, &pub, &priv);
 	const struct p11_curve *curve = template_curve(&pub, &priv);
 	if (!curve)
 		return has_attr(&pub, CKA_EC_PARAMS) || has_attr(&priv, CKA_EC_PARAMS) ? CKR_CURVE_NOT_SUPPORTED
@@ -516,12 +641,70 @@ CK_RV p11_op_keygen(struct p11_call *c)
 
 /* ---- signing */
 
+static const struct sigmech {
+	CK_MECHANISM_TYPE mech;
+	CK_KEY_TYPE key;
+	CK_MECHANISM_TYPE hash; /* 0: the caller hashed (single-part only) */
+	bool pss;
+} sigmechs[] = {
+	{ CKM_ECDSA, CKK_EC, 0, false },
+	{ CKM_ECDSA_SHA256, CKK_EC, CKM_SHA256, false },
+	{ CKM_ECDSA_SHA384, CKK_EC, CKM_SHA384, false },
+	{ CKM_RSA_PKCS, CKK_RSA, 0, false },
+	{ CKM_SHA256_RSA_PKCS, CKK_RSA, CKM_SHA256, false },
+	{ CKM_SHA384_RSA_PKCS, CKK_RSA, CKM_SHA384, false },
+	{ CKM_SHA512_RSA_PKCS, CKK_RSA, CKM_SHA512, false },
+	{ CKM_RSA_PKCS_PSS, CKK_RSA, 0, true },
+	{ CKM_SHA256_RSA_PKCS_PSS, CKK_RSA, CKM_SHA256, true },
+	{ CKM_SHA384_RSA_PKCS_PSS, CKK_RSA, CKM_SHA384, true },
+	{ CKM_SHA512_RSA_PKCS_PSS, CKK_RSA, CKM_SHA512, true },
+};
+
+static const struct sigmech *sigmech(CK_MECHANISM_TYPE mech)
+{
+	for (size_t i = 0; i < sizeof sigmechs / sizeof sigmechs[0]; i++)
+		if (sigmechs[i].mech == mech)
+			return &sigmechs[i];
+	return NULL;
+}
+
+static const br_hash_class *hash_class(CK_MECHANISM_TYPE hash)
+{
+	switch (hash) {
+	case CKM_SHA256: return &br_sha256_vtable;
+	case CKM_SHA384: return &br_sha384_vtable;
+	case CKM_SHA512: return &br_sha512_vtable;
+	default: return NULL;
+	}
+}
+
+/* CK_RSA_PKCS_PSS_PARAMS (the module passes the caller's structure as
+ * it is: same ABI): the hash must be the mechanism's own if it hashes,
+ * MGF1 must use the same hash (as Mbed TLS does), and the salt must fit
+ * the key. */
+static CK_RV pss_params(const struct sigmech *m, const struct p11_object *k, const uint8_t *p, uint32_t plen,
+			struct p11_session *s)
+{
+	CK_RSA_PKCS_PSS_PARAMS pp;
+	if (plen != sizeof pp)
+		return CKR_MECHANISM_PARAM_INVALID;
+	memcpy(&pp, p, sizeof pp);
+	struct p11_rsa_key key;
+	rsa_view(k, &key);
+	if (!p11_rsa_hash_len(pp.hashAlg) || (m->hash && pp.hashAlg != m->hash) ||
+	    pp.mgf != p11_rsa_mgf1(pp.hashAlg) || pp.sLen > p11_rsa_pss_salt_max(&key, pp.hashAlg))
+		return CKR_MECHANISM_PARAM_INVALID;
+	s->pss_hash = pp.hashAlg;
+	s->pss_salt = (uint32_t)pp.sLen;
+	return CKR_OK;
+}
+
 CK_RV p11_op_sign_init(struct p11_call *c)
 {
 	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
 	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
 	uint32_t plen;
-	p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
+	const uint8_t *param = p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
 	struct p11_object *k = object(c, p11_get_u64(c->r));
 	if (c->r->bad)
 		return CKR_ARGUMENTS_BAD;
@@ -529,34 +712,28 @@ CK_RV p11_op_sign_init(struct p11_call *c)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (s->signing)
 		return CKR_OPERATION_ACTIVE;
-	if (mech != CKM_ECDSA && mech != CKM_ECDSA_SHA256 && mech != CKM_ECDSA_SHA384)
+	const struct sigmech *m = sigmech(mech);
+	if (!m)
 		return CKR_MECHANISM_INVALID;
-	if (plen)
+	if (plen && !m->pss)
 		return CKR_MECHANISM_PARAM_INVALID;
 	if (!k)
 		return CKR_KEY_HANDLE_INVALID;
-	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != CKK_EC ||
-	    !curve_of(k))
+	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != m->key ||
+	    (m->key == CKK_EC && !curve_of(k)))
 		return CKR_KEY_TYPE_INCONSISTENT;
 	if (!p11_obj_bool(k, CKA_SIGN, false))
 		return CKR_KEY_FUNCTION_NOT_PERMITTED;
+	CK_RV rv = m->pss ? pss_params(m, k, param, plen, s) : CKR_OK;
+	if (rv != CKR_OK)
+		return rv;
 	s->signing = true;
 	s->updated = false;
 	s->mech = mech;
 	s->key = k->handle;
-	if (mech == CKM_ECDSA_SHA256)
-		br_sha256_init(&s->h.s256);
-	else if (mech == CKM_ECDSA_SHA384)
-		br_sha384_init(&s->h.s384);
+	if (m->hash)
+		hash_class(m->hash)->init(&s->h.vtable);
 	return CKR_OK;
-}
-
-static void hash_update(struct p11_session *s, const uint8_t *p, size_t n)
-{
-	if (s->mech == CKM_ECDSA_SHA256)
-		br_sha256_update(&s->h.s256, p, n);
-	else
-		br_sha384_update(&s->h.s384, p, n);
 }
 
 CK_RV p11_op_sign_update(struct p11_call *c)
@@ -572,13 +749,64 @@ CK_RV p11_op_sign_update(struct p11_call *c)
 		p11_session_end_ops(c->t, s, false);
 		return CKR_ARGUMENTS_BAD;
 	}
-	if (s->mech == CKM_ECDSA) { /* single-part only */
+	if (!sigmech(s->mech)->hash) { /* single-part only */
 		p11_session_end_ops(c->t, s, false);
 		return CKR_FUNCTION_NOT_SUPPORTED;
 	}
-	hash_update(s, data, len);
+	s->h.vtable->update(&s->h.vtable, data, len);
 	s->updated = true;
 	return CKR_OK;
+}
+
+/* The length of a key's signatures, or 0 if the key is not usable. */
+static size_t sig_len(const struct sigmech *m, const struct p11_object *k)
+{
+	if (m->key == CKK_EC) {
+		const struct p11_curve *curve = curve_of(k);
+		return curve ? 2 * curve->scalar : 0;
+	}
+	struct p11_rsa_key key;
+	rsa_view(k, &key);
+	return (p11_rsa_bits(&key) + 7) / 8;
+}
+
+/* Whether data of len bytes may be signed by a mechanism that does not
+ * hash. */
+static bool raw_len_ok(const struct p11_session *s, const struct sigmech *m, size_t siglen, size_t len)
+{
+	if (m->key == CKK_EC)
+		return len > 0 && len <= P11_EC_SIG_MAX;
+	if (m->pss)
+		return len == p11_rsa_hash_len(s->pss_hash);
+	return len > 0 && len + 11 <= siglen; /* RFC 8017 9.2: a DigestInfo */
+}
+
+static bool sign_ec(const struct p11_object *k, const uint8_t *h, size_t hlen, uint8_t *sig)
+{
+	const struct p11_curve *curve = curve_of(k);
+	uint32_t dlen;
+	const uint8_t *v = p11_obj_attr(k, CKA_VALUE, &dlen);
+	uint8_t d[P11_EC_SCALAR_MAX];
+	if (!v || dlen != curve->scalar)
+		return false;
+	memcpy(d, v, dlen);
+	bool ok = p11_ec_sign(curve, d, h, hlen, sig);
+	agent_wipe(d, sizeof d);
+	return ok;
+}
+
+static bool sign_rsa(struct p11_call *c, const struct p11_session *s, const struct sigmech *m,
+		     const struct p11_object *k, const uint8_t *h, size_t hlen, uint8_t *sig)
+{
+	struct p11_rsa_key key;
+	br_hmac_drbg_context drbg;
+	rsa_view(k, &key);
+	if (!c->t->env->seed(c->t->env->ctx, &drbg))
+		return false;
+	bool ok = m->pss ? p11_rsa_sign_pss(&key, &drbg, s->pss_hash, s->pss_salt, h, hlen, sig)
+			 : p11_rsa_sign_pkcs1(&key, &drbg, m->hash, h, hlen, sig);
+	agent_wipe(&drbg, sizeof drbg);
+	return ok;
 }
 
 /* C_Sign (final false: data comes with it) and C_SignFinal. A length
@@ -595,51 +823,40 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 	if (!s->signing)
 		return CKR_OPERATION_NOT_INITIALIZED;
 	CK_RV rv = CKR_OK;
+	const struct sigmech *m = sigmech(s->mech);
 	struct p11_object *k = object(c, s->key);
-	const struct p11_curve *curve = k ? curve_of(k) : NULL;
+	size_t siglen = k ? sig_len(m, k) : 0;
 	if (c->r->bad || !p11_reader_done(c->r))
 		rv = CKR_ARGUMENTS_BAD;
-	else if (final ? s->mech == CKM_ECDSA || !s->updated : s->updated)
+	else if (final ? !m->hash || !s->updated : s->updated)
 		rv = final ? CKR_OPERATION_NOT_INITIALIZED : CKR_OPERATION_ACTIVE;
-	else if (!curve)
+	else if (!siglen)
 		rv = CKR_KEY_HANDLE_INVALID;
 	if (rv != CKR_OK) {
 		p11_session_end_ops(c->t, s, false);
 		return rv;
 	}
-	size_t siglen = 2 * curve->scalar;
 	if (query || room < siglen) {
 		p11_put_u64(c->w, siglen);
 		p11_put_bytes(c->w, NULL, 0);
 		return query ? CKR_OK : CKR_BUFFER_TOO_SMALL;
 	}
-	if (!final && s->mech == CKM_ECDSA && (len == 0 || len > P11_EC_SIG_MAX)) {
+	if (!final && !m->hash && !raw_len_ok(s, m, siglen, len)) {
 		p11_session_end_ops(c->t, s, false);
 		return CKR_DATA_LEN_RANGE;
 	}
-	uint8_t h[P11_EC_SIG_MAX], d[P11_EC_SCALAR_MAX];
-	size_t hlen = 0;
-	if (s->mech == CKM_ECDSA) {
-		memcpy(h, data, len);
-		hlen = len;
-	} else {
+	uint8_t h[64];
+	const uint8_t *in = data;
+	size_t inlen = len;
+	if (m->hash) {
 		if (!final)
-			hash_update(s, data, len);
-		if (s->mech == CKM_ECDSA_SHA256)
-			br_sha256_out(&s->h.s256, h), hlen = 32;
-		else
-			br_sha384_out(&s->h.s384, h), hlen = 48;
+			s->h.vtable->update(&s->h.vtable, data, len);
+		s->h.vtable->out(&s->h.vtable, h);
+		in = h, inlen = p11_rsa_hash_len(m->hash);
 	}
-	uint32_t dlen;
-	const uint8_t *v = p11_obj_attr(k, CKA_VALUE, &dlen);
 	p11_put_u64(c->w, siglen);
 	uint8_t *sig = p11_put_bytes_room(c->w, siglen);
-	bool ok = v && dlen == curve->scalar && sig;
-	if (ok) {
-		memcpy(d, v, dlen);
-		ok = p11_ec_sign(curve, d, h, hlen, sig);
-		agent_wipe(d, sizeof d);
-	}
+	bool ok = sig && (m->key == CKK_EC ? sign_ec(k, in, inlen, sig) : sign_rsa(c, s, m, k, in, inlen, sig));
 	agent_wipe(h, sizeof h);
 	p11_session_end_ops(c->t, s, false);
 	if (!ok)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../ssh-agent/agent_wipe.h"
+#include "p11_rsa.h"
 
 void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_t serial[P11_SERIAL])
 {
@@ -343,13 +344,27 @@ static CK_RV op_token_info(struct p11_call *c)
 static const struct {
 	CK_MECHANISM_TYPE type;
 	CK_FLAGS flags;
+	CK_ULONG min, max; /* key sizes, in bits */
 } mechs[] = {
-	{ CKM_EC_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR },
-	{ CKM_ECDSA, CKF_SIGN },
-	{ CKM_ECDSA_SHA256, CKF_SIGN },
-	{ CKM_ECDSA_SHA384, CKF_SIGN },
-};
 #define EC_FLAGS (CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
+#define EC(m, f) { m, (f) | EC_FLAGS, 256, 384 }
+#define RSA(m, f) { m, f, P11_RSA_BITS_MIN, P11_RSA_BITS_MAX }
+	EC(CKM_EC_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
+	EC(CKM_ECDSA, CKF_SIGN),
+	EC(CKM_ECDSA_SHA256, CKF_SIGN),
+	EC(CKM_ECDSA_SHA384, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
+	RSA(CKM_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_SHA256_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_SHA384_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_SHA512_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA256_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA384_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA512_RSA_PKCS_PSS, CKF_SIGN),
+#undef EC
+#undef RSA
+};
 
 static CK_RV op_mech_list(struct p11_call *c)
 {
@@ -366,9 +381,9 @@ static CK_RV op_mech_info(struct p11_call *c)
 	for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++) {
 		if (mechs[i].type != type)
 			continue;
-		p11_put_u64(c->w, 256);
-		p11_put_u64(c->w, 384);
-		p11_put_u64(c->w, mechs[i].flags | EC_FLAGS);
+		p11_put_u64(c->w, mechs[i].min);
+		p11_put_u64(c->w, mechs[i].max);
+		p11_put_u64(c->w, mechs[i].flags);
 		return CKR_OK;
 	}
 	return CKR_MECHANISM_INVALID;

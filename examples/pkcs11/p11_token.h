@@ -53,10 +53,10 @@ struct p11_session {
 	bool signing, updated;
 	unsigned long mech;
 	uint64_t key;
-	union {
-		br_sha256_context s256;
-		br_sha384_context s384;
-	} h;
+	br_hash_compat_context h; /* of the mechanisms that hash */
+	/* CKM_*RSA_PKCS_PSS: the parameters' hash and salt length */
+	unsigned long pss_hash;
+	uint32_t pss_salt;
 };
 
 struct p11_pin {
