@@ -151,16 +151,6 @@ static const struct p11_curve *curve_of(const struct p11_object *o)
 	return p ? p11_ec_curve(p, len) : NULL;
 }
 
-/* An RSA key object's parts, viewed in place. */
-static void rsa_view(const struct p11_object *o, struct p11_rsa_key *k)
-{
-	for (int i = 0; i < P11_RSA_PARTS; i++) {
-		uint32_t len = 0;
-		k->v[i] = p11_obj_attr(o, p11_rsa_attr[i], &len);
-		k->len[i] = len;
-	}
-}
-
 /* Stores a key's parts (a public key's two, a private key's eight) and,
  * on a public key, CKA_MODULUS_BITS. */
 static CK_RV rsa_store(struct p11_object *o, const struct p11_rsa_key *k, bool priv)
@@ -178,7 +168,7 @@ static CK_RV rsa_import(struct p11_object *o, bool priv)
 	struct p11_rsa_key in, out;
 	uint8_t buf[P11_RSA_BUF];
 	uint32_t len;
-	rsa_view(o, &in);
+	p11_rsa_view(o, &in);
 	if (!in.v[P11_RSA_N] || !in.v[P11_RSA_PUBEXP] ||
 	    (priv && !in.v[P11_RSA_D] && (!in.v[P11_RSA_P] || !in.v[P11_RSA_Q])))
 		return CKR_TEMPLATE_INCOMPLETE;
@@ -690,7 +680,7 @@ static CK_RV pss_params(const struct sigmech *m, const struct p11_object *k, con
 		return CKR_MECHANISM_PARAM_INVALID;
 	memcpy(&pp, p, sizeof pp);
 	struct p11_rsa_key key;
-	rsa_view(k, &key);
+	p11_rsa_view(k, &key);
 	if (!p11_rsa_hash_len(pp.hashAlg) || (m->hash && pp.hashAlg != m->hash) ||
 	    pp.mgf != p11_rsa_mgf1(pp.hashAlg) || pp.sLen > p11_rsa_pss_salt_max(&key, pp.hashAlg))
 		return CKR_MECHANISM_PARAM_INVALID;
@@ -766,7 +756,7 @@ static size_t sig_len(const struct sigmech *m, const struct p11_object *k)
 		return curve ? 2 * curve->scalar : 0;
 	}
 	struct p11_rsa_key key;
-	rsa_view(k, &key);
+	p11_rsa_view(k, &key);
 	return (p11_rsa_bits(&key) + 7) / 8;
 }
 
@@ -800,7 +790,7 @@ static bool sign_rsa(struct p11_call *c, const struct p11_session *s, const stru
 {
 	struct p11_rsa_key key;
 	br_hmac_drbg_context drbg;
-	rsa_view(k, &key);
+	p11_rsa_view(k, &key);
 	if (!c->t->env->seed(c->t->env->ctx, &drbg))
 		return false;
 	bool ok = m->pss ? p11_rsa_sign_pss(&key, &drbg, s->pss_hash, s->pss_salt, h, hlen, sig)

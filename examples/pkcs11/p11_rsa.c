@@ -27,6 +27,15 @@ bool p11_rsa_secret_attr(uint64_t type)
 	return false;
 }
 
+void p11_rsa_view(const struct p11_object *o, struct p11_rsa_key *k)
+{
+	for (int i = 0; i < P11_RSA_PARTS; i++) {
+		uint32_t len = 0;
+		k->v[i] = p11_obj_attr(o, p11_rsa_attr[i], &len);
+		k->len[i] = len;
+	}
+}
+
 /* Mbed TLS's random source: the caller's DRBG. */
 static int rng(void *drbg, unsigned char *out, size_t len)
 {
@@ -213,19 +222,21 @@ bool p11_rsa_sign_pss(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, C
 	return ok;
 }
 
-bool p11_rsa_decrypt_oaep(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
-			  const uint8_t *label, size_t label_len, const uint8_t *in, size_t len, uint8_t *out,
-			  size_t *outlen)
+bool p11_rsa_decrypt(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
+		     const uint8_t *label, size_t label_len, const uint8_t *in, size_t len, uint8_t *out,
+		     size_t *outlen)
 {
 	mbedtls_md_type_t md = md_of(hash);
-	if (md == MBEDTLS_MD_NONE)
+	if (hash && md == MBEDTLS_MD_NONE)
 		return false;
 	mbedtls_rsa_context ctx;
 	bool ok = load(&ctx, k, true) && len == mbedtls_rsa_get_len(&ctx);
-	if (ok) {
+	if (ok && hash) {
 		mbedtls_rsa_set_padding(&ctx, MBEDTLS_RSA_PKCS_V21, md);
 		ok = !mbedtls_rsa_rsaes_oaep_decrypt(&ctx, rng, drbg, MBEDTLS_RSA_PRIVATE, label, label_len, outlen,
 						     in, out, len);
+	} else if (ok) {
+		ok = !mbedtls_rsa_rsaes_pkcs1_v15_decrypt(&ctx, rng, drbg, MBEDTLS_RSA_PRIVATE, outlen, in, out, len);
 	}
 	mbedtls_rsa_free(&ctx);
 	return ok;

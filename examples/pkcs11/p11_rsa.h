@@ -18,6 +18,7 @@
 
 #include <bearssl/bearssl_rand.h>
 
+#include "p11_objects.h"
 #include "p11_wire.h"
 
 #define P11_RSA_BITS_MIN 2048
@@ -39,6 +40,9 @@ struct p11_rsa_key {
 	const uint8_t *v[P11_RSA_PARTS]; /* NULL: absent */
 	size_t len[P11_RSA_PARTS];
 };
+
+/* An RSA key object's parts, viewed in place (absent ones NULL). */
+void p11_rsa_view(const struct p11_object *o, struct p11_rsa_key *k);
 
 /* True if type is one of a private key's secret parts (d, primes,
  * exponents, coefficient). */
@@ -77,11 +81,12 @@ bool p11_rsa_sign_pss(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, C
 /* The longest PSS salt the key allows with this hash. */
 size_t p11_rsa_pss_salt_max(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash);
 
-/* OAEP decryption (hash, MGF1 of the same hash, label) of in, which
- * must be as long as n: the message's length in *outlen (room for
- * (bits + 7) / 8 bytes at out). */
-bool p11_rsa_decrypt_oaep(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
-			  const uint8_t *label, size_t label_len, const uint8_t *in, size_t len, uint8_t *out,
-			  size_t *outlen);
+/* Decryption of in, which must be as long as n: OAEP (hash, MGF1 of
+ * the same hash, label) or, with hash 0, PKCS#1 v1.5. The message's
+ * length in *outlen (room for (bits + 7) / 8 bytes at out). False for any
+ * failure, padding or not, without saying which. */
+bool p11_rsa_decrypt(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
+		     const uint8_t *label, size_t label_len, const uint8_t *in, size_t len, uint8_t *out,
+		     size_t *outlen);
 
 #endif

@@ -57,6 +57,12 @@ struct p11_session {
 	/* CKM_*RSA_PKCS_PSS: the parameters' hash and salt length */
 	unsigned long pss_hash;
 	uint32_t pss_salt;
+	/* C_DecryptInit..C_Decrypt */
+	bool decrypting;
+	unsigned long dmech, oaep_hash;
+	uint64_t dkey;
+	uint32_t label_len;
+	uint8_t label[P11_OAEP_LABEL_MAX];
 };
 
 struct p11_pin {
@@ -105,6 +111,8 @@ CK_RV p11_op_keygen(struct p11_call *c);
 CK_RV p11_op_sign_init(struct p11_call *c);
 CK_RV p11_op_sign(struct p11_call *c, bool final);
 CK_RV p11_op_sign_update(struct p11_call *c);
+CK_RV p11_op_decrypt_init(struct p11_call *c);
+CK_RV p11_op_decrypt(struct p11_call *c);
 /* Ends a session's operations, wiping their state; destroys its objects
  * when close is set. */
 void p11_session_end_ops(struct p11_token *t, struct p11_session *s, bool close);

@@ -623,6 +623,109 @@ static void test_rsa_attrs_import(void **state)
 	EVP_PKEY_free(pk);
 }
 
+/* Encrypts msg to the token's public key with OpenSSL: OAEP (hash, MGF1
+ * of the same hash, label) or, with hash 0, PKCS#1 v1.5. */
+static size_t rsa_encrypt(EVP_PKEY *pk, CK_MECHANISM_TYPE hash, const char *label, const char *msg, uint8_t *ct)
+{
+	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new(pk, NULL);
+	assert_int_equal(EVP_PKEY_encrypt_init(pc), 1);
+	if (hash) {
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_OAEP_PADDING), 1);
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_oaep_md(pc, md_of(hash)), 1);
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_mgf1_md(pc, md_of(hash)), 1);
+		if (label) /* OpenSSL takes the buffer */
+			assert_int_equal(EVP_PKEY_CTX_set0_rsa_oaep_label(pc, OPENSSL_strdup(label), strlen(label)), 1);
+	} else {
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PADDING), 1);
+	}
+	size_t n = P11_RSA_BYTES_MAX;
+	assert_int_equal(EVP_PKEY_encrypt(pc, ct, &n, (const uint8_t *)msg, strlen(msg)), 1);
+	EVP_PKEY_CTX_free(pc);
+	return n;
+}
+
+/* C_DecryptInit as the module sends it (OAEP's parameters flattened:
+ * p11_wire.h); hash 0 is CKM_RSA_PKCS. */
+static CK_RV decrypt_init(uint64_t key, CK_MECHANISM_TYPE hash, CK_RSA_PKCS_MGF_TYPE mgf, const char *label)
+{
+	uint8_t flat[24 + P11_OAEP_LABEL_MAX];
+	struct p11_writer fw;
+	p11_writer_init(&fw, flat, sizeof flat);
+	if (hash) {
+		p11_put_u64(&fw, hash);
+		p11_put_u64(&fw, mgf);
+		p11_put_u64(&fw, CKZ_DATA_SPECIFIED);
+		if (label)
+			p11_put_raw(&fw, label, strlen(label));
+	}
+	begin(P11_OP_DECRYPT_INIT, app1);
+	p11_put_u64(&w, session);
+	p11_put_u64(&w, hash ? CKM_RSA_PKCS_OAEP : CKM_RSA_PKCS);
+	p11_put_bytes(&w, flat, fw.len);
+	p11_put_u64(&w, key);
+	return send_req();
+}
+
+static CK_RV decrypt(const uint8_t *in, size_t len, uint64_t room, uint8_t *pt, uint32_t *outlen)
+{
+	begin(P11_OP_DECRYPT, app1);
+	p11_put_u64(&w, session);
+	p11_put_u8(&w, 0);
+	p11_put_u64(&w, room);
+	p11_put_bytes(&w, in, len);
+	CK_RV rv = send_req();
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		return rv;
+	uint64_t n = p11_get_u64(&r);
+	const uint8_t *v = p11_get_bytes(&r, outlen, P11_RSA_BYTES_MAX);
+	if (rv == CKR_OK) {
+		assert_int_equal(n, *outlen);
+		memcpy(pt, v, *outlen);
+	}
+	*outlen = (uint32_t)n;
+	return rv;
+}
+
+/* What OpenSSL encrypted to the token's key, the token decrypts: OAEP
+ * with SHA-256, with SHA-1 and a label, PKCS#1 v1.5; a wrong label,
+ * mismatched parameters and an EC key are refused. */
+static void test_rsa_decrypt(void **state)
+{
+	uint64_t ec = priv;
+	rsa_keygen(2048, CKR_OK);
+	EVP_PKEY *pk = rsa_pubkey(pub);
+	static const char msg[] = "a session key, say";
+	uint8_t ct[P11_RSA_BYTES_MAX], pt[P11_RSA_BYTES_MAX];
+	uint32_t len;
+	struct {
+		CK_MECHANISM_TYPE hash;
+		const char *label;
+	} cases[] = { { CKM_SHA256, NULL }, { CKM_SHA_1, "cloak" }, { CKM_SHA512, "x" }, { 0, NULL } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t n = rsa_encrypt(pk, cases[i].hash, cases[i].label, msg, ct);
+		assert_int_equal(decrypt_init(priv, cases[i].hash, p11_rsa_mgf1(cases[i].hash), cases[i].label),
+				 CKR_OK);
+		/* Too small a buffer gets the length and keeps the operation. */
+		assert_int_equal(decrypt(ct, n, 4, pt, &len), CKR_BUFFER_TOO_SMALL);
+		assert_int_equal(len, strlen(msg));
+		assert_int_equal(decrypt(ct, n, sizeof pt, pt, &len), CKR_OK);
+		assert_int_equal(len, strlen(msg));
+		assert_memory_equal(pt, msg, len);
+	}
+	/* The control: another label does not decrypt. */
+	size_t n = rsa_encrypt(pk, CKM_SHA256, "one", msg, ct);
+	assert_int_equal(decrypt_init(priv, CKM_SHA256, CKG_MGF1_SHA256, "two"), CKR_OK);
+	assert_int_equal(decrypt(ct, n, sizeof pt, pt, &len), CKR_ENCRYPTED_DATA_INVALID);
+	assert_int_equal(decrypt(ct, n, sizeof pt, pt, &len), CKR_OPERATION_NOT_INITIALIZED);
+	assert_int_equal(decrypt_init(priv, CKM_SHA256, CKG_MGF1_SHA1, NULL), CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(decrypt_init(priv, CKM_MD5, CKG_MGF1_SHA256, NULL), CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(decrypt_init(ec, CKM_SHA256, CKG_MGF1_SHA256, NULL), CKR_KEY_TYPE_INCONSISTENT);
+	/* Not a whole block. */
+	assert_int_equal(decrypt_init(priv, CKM_SHA256, CKG_MGF1_SHA256, NULL), CKR_OK);
+	assert_int_equal(decrypt(ct, n - 1, sizeof pt, pt, &len), CKR_ENCRYPTED_DATA_LEN_RANGE);
+	EVP_PKEY_free(pk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +737,7 @@ int main(void)
 		cmocka_unit_test_setup(test_blob, setup),
 		cmocka_unit_test_setup(test_rsa_sign, setup),
 		cmocka_unit_test_setup(test_rsa_attrs_import, setup),
+		cmocka_unit_test_setup(test_rsa_decrypt, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
