@@ -545,6 +545,17 @@ static void test_rsa_sign(void **state)
 				 CKR_MECHANISM_PARAM_INVALID);
 	assert_int_equal(rsa_sign(priv, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, NULL, 0, false, sig, &len),
 			 CKR_MECHANISM_PARAM_INVALID);
+	/* 3072 and 4096 bits too (about 1.5 s of the test: primes are sought
+	 * from a fixed seed, so always the same time). */
+	for (CK_ULONG bits = 3072; bits <= 4096; bits += 1024) {
+		rsa_keygen(bits, CKR_OK);
+		EVP_PKEY *big = rsa_pubkey(pub);
+		assert_int_equal(EVP_PKEY_get_bits(big), (int)bits);
+		rsa_sign_verify(big, priv, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 32, false);
+		rsa_sign_verify(big, priv, CKM_SHA384_RSA_PKCS, CKM_SHA384, -1, false);
+		EVP_PKEY_free(big);
+	}
+	rsa_keygen(4104, CKR_KEY_SIZE_RANGE);
 	/* An RSA mechanism with an EC key, and the other way round. */
 	assert_int_equal(rsa_sign(pub, CKM_SHA256_RSA_PKCS, CKM_SHA256, NULL, 0, false, sig, &len),
 			 CKR_KEY_TYPE_INCONSISTENT);
