@@ -341,7 +341,7 @@ rsa_sign() {
 	[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$output"; return 1; }
 	# SHA256-RSA-PKCS-PSS and RSA-PKCS-PSS (of the caller's hash), salt 32.
 	cp "$TMP/msg" "$TMP/in"
-	run rsa_sign 03 SHA256-RSA-PKCS-PSS --hash-algorithm SHA256 --mgf MGF1-SHA256 --salt-len 32
+	run rsa_sign 03 SHA256-RSA-PKCS-PSS --mgf MGF1-SHA256 --salt-len 32
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	local pss=(-pkeyopt digest:sha256 -pkeyopt rsa_padding_mode:pss -pkeyopt rsa_pss_saltlen:32)
 	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub03.pem" "${pss[@]}" -in "$TMP/hash" -sigfile "$TMP/sig"
@@ -356,7 +356,7 @@ rsa_sign() {
 	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub03.pem" "${pss[@]}" -in "$TMP/other" -sigfile "$TMP/sig"
 	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
 	# A salt longer than a 2048-bit key allows is refused.
-	run rsa_sign 03 SHA256-RSA-PKCS-PSS --hash-algorithm SHA256 --mgf MGF1-SHA256 --salt-len 223
+	run rsa_sign 03 SHA256-RSA-PKCS-PSS --mgf MGF1-SHA256 --salt-len 223
 	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *CKR_MECHANISM_PARAM_INVALID* ]] || { echo "$output"; return 1; }
 	# OAEP (SHA-256, MGF1-SHA256): what openssl encrypted to the exported
