@@ -5,8 +5,8 @@
 # pkcs11-tool, GnuTLS's p11tool, p11-kit, with signatures checked by
 # `openssl`. Every guest signature costs seconds where KVM emulates guest
 # code (P-256: about 4 s per key generation or signature; P-384: about
-# 16 s; RSA key generation: minutes), so P-384 and RSA run only where the
-# CPU runs guest code (the SVM tier).
+# 16 s; RSA key generation tests many candidate primes: far longer), so
+# P-384 and RSA run only where the CPU runs guest code (the SVM tier).
 # CLOAK_TEST_MEMORY=secret|gmem|shared runs the suite on that backend.
 bats_require_minimum_version 1.5.0
 load helpers
@@ -311,7 +311,7 @@ rsa_sign() {
 
 @test "RSA-2048: a key pair made in the guest signs (RSA-PKCS, SHA256-RSA-PKCS, both PSS) and decrypts (OAEP, PKCS#1 v1.5) for openssl; the private key stays in" {
 	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where an RSA key generation takes minutes; the SVM tier runs this"
+		skip "this host's KVM emulates guest code, where an RSA key generation (many candidate primes) takes far longer than P-384's 16 s; the SVM tier runs this"
 	start_token
 	init_token
 	run p11 --login --pin "$PIN" --keypairgen --key-type rsa:2048 --id 03 --label key03 --usage-sign \
