@@ -31,19 +31,13 @@ static CK_RV oaep_params(struct p11_session *s, const uint8_t *p, uint32_t plen)
 	return CKR_OK;
 }
 
-static struct p11_object *object(struct p11_call *c, uint64_t handle)
-{
-	struct p11_object *o = p11_objects_get(&c->t->objects, handle);
-	return o && p11_visible(c, o) ? o : NULL;
-}
-
 CK_RV p11_op_decrypt_init(struct p11_call *c)
 {
 	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
 	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
 	uint32_t plen;
 	const uint8_t *param = p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
-	struct p11_object *k = object(c, p11_get_u64(c->r));
+	struct p11_object *k = p11_object(c, p11_get_u64(c->r));
 	if (c->r->bad || !p11_reader_done(c->r))
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
@@ -95,7 +89,7 @@ CK_RV p11_op_decrypt(struct p11_call *c)
 		return CKR_OPERATION_NOT_INITIALIZED;
 	if (c->r->bad || !p11_reader_done(c->r))
 		return end(s, CKR_ARGUMENTS_BAD);
-	struct p11_object *k = object(c, s->dkey);
+	struct p11_object *k = p11_object(c, s->dkey);
 	if (!k)
 		return end(s, CKR_KEY_HANDLE_INVALID);
 	struct p11_rsa_key key;
