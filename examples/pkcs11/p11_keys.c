@@ -2,16 +2,19 @@
 /*
  * The token's objects and keys: creation (import), destruction, search,
  * attributes with the rules that keep private values inside the guest,
- * EC key-pair generation and ECDSA signing. See p11_token.h.
+ * EC and RSA key-pair generation. Signing is p11_sign.c, decryption
+ * p11_decrypt.c. See p11_token.h.
  *
  * Private keys are always sensitive and never extractable: a template
- * that asks otherwise is refused, CKA_VALUE of a private key is never
+ * that asks otherwise is refused, CKA_VALUE of a private key (an RSA
+ * key's private exponent, primes, exponents, coefficient) is never
  * returned (CKR_ATTRIBUTE_SENSITIVE) nor matched by C_FindObjects.
  */
 #include <string.h>
 
 #include "../ssh-agent/agent_wipe.h"
 #include "p11_ec.h"
+#include "p11_rsa.h"
 #include "p11_token.h"
 
 static const CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
@@ -33,7 +36,7 @@ static bool is_bool_attr(uint64_t type)
 static bool is_ulong_attr(uint64_t type)
 {
 	return type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_CERTIFICATE_TYPE ||
-	       type == CKA_KEY_GEN_MECHANISM || type == CKA_CERTIFICATE_CATEGORY;
+	       type == CKA_KEY_GEN_MECHANISM || type == CKA_CERTIFICATE_CATEGORY || type == CKA_MODULUS_BITS;
 }
 
 /* Set by the token only. */
@@ -49,12 +52,14 @@ static bool is_fixed(uint64_t type)
 	return is_token_set(type) || type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_TOKEN ||
 	       type == CKA_PRIVATE || type == CKA_VALUE || type == CKA_EC_PARAMS || type == CKA_EC_POINT ||
 	       type == CKA_CERTIFICATE_TYPE || type == CKA_MODIFIABLE || type == CKA_COPYABLE ||
-	       type == CKA_DESTROYABLE || type == CKA_ALWAYS_AUTHENTICATE;
+	       type == CKA_DESTROYABLE || type == CKA_ALWAYS_AUTHENTICATE || type == CKA_MODULUS ||
+	       type == CKA_MODULUS_BITS || type == CKA_PUBLIC_EXPONENT || p11_rsa_secret_attr(type);
 }
 
 static bool sensitive(const struct p11_object *o, uint64_t type)
 {
-	return type == CKA_VALUE && p11_obj_ulong(o, CKA_CLASS, CKO_DATA) == CKO_PRIVATE_KEY;
+	return (type == CKA_VALUE || p11_rsa_secret_attr(type)) &&
+	       p11_obj_ulong(o, CKA_CLASS, CKO_DATA) == CKO_PRIVATE_KEY;
 }
 
 /* Checks one template attribute's form. */
@@ -139,12 +144,40 @@ static const struct dflt cert_dflt[] = {
 static const struct dflt data_dflt[] = { B(CKA_PRIVATE, yes), EMPTY(CKA_APPLICATION), EMPTY(CKA_VALUE) };
 #define PUT(o, d) put_defaults(o, d, sizeof d / sizeof d[0])
 
-/* A key object's curve (CKA_EC_PARAMS), or NULL. */
-static const struct p11_curve *curve_of(const struct p11_object *o)
+const struct p11_curve *p11_curve_of(const struct p11_object *o)
 {
 	uint32_t len;
 	const uint8_t *p = p11_obj_attr(o, CKA_EC_PARAMS, &len);
 	return p ? p11_ec_curve(p, len) : NULL;
+}
+
+/* Stores a key's parts (a public key's two, a private key's eight) and,
+ * on a public key, CKA_MODULUS_BITS. */
+static CK_RV rsa_store(struct p11_object *o, const struct p11_rsa_key *k, bool priv)
+{
+	for (int i = 0; i < (priv ? P11_RSA_PARTS : P11_RSA_PUB_PARTS); i++)
+		if (!p11_obj_set(o, p11_rsa_attr[i], k->v[i], (uint32_t)k->len[i]))
+			return CKR_DEVICE_MEMORY;
+	return priv ? CKR_OK : set_ulong(o, CKA_MODULUS_BITS, p11_rsa_bits(k));
+}
+
+/* An imported RSA key: checked, completed and stored in its canonical
+ * form. A CKA_MODULUS_BITS given with a public key must be right. */
+static CK_RV rsa_import(struct p11_object *o, bool priv)
+{
+	struct p11_rsa_key in, out;
+	uint8_t buf[P11_RSA_BUF];
+	uint32_t len;
+	p11_rsa_view(o, &in);
+	if (!in.v[P11_RSA_N] || !in.v[P11_RSA_PUBEXP] ||
+	    (priv && !in.v[P11_RSA_D] && (!in.v[P11_RSA_P] || !in.v[P11_RSA_Q])))
+		return CKR_TEMPLATE_INCOMPLETE;
+	unsigned long given = p11_obj_attr(o, CKA_MODULUS_BITS, &len) ? p11_obj_ulong(o, CKA_MODULUS_BITS, 0) : 0;
+	unsigned bits = p11_rsa_import(&in, priv, buf, &out);
+	CK_RV rv = !bits ? CKR_ATTRIBUTE_VALUE_INVALID
+		   : given && given != bits ? CKR_TEMPLATE_INCONSISTENT : rsa_store(o, &out, priv);
+	agent_wipe(buf, sizeof buf);
+	return rv;
 }
 
 /* Completes an object built from a caller's template (import: keygen
@@ -161,18 +194,28 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 	switch (cls) {
 	case CKO_PRIVATE_KEY:
 	case CKO_PUBLIC_KEY: {
-		if (p11_obj_ulong(o, CKA_KEY_TYPE, CKK_EC) != CKK_EC)
+		CK_KEY_TYPE kt = p11_obj_ulong(o, CKA_KEY_TYPE, CKK_EC);
+		if (kt != CKK_EC && kt != CKK_RSA)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
-		if ((rv = set_ulong(o, CKA_KEY_TYPE, CKK_EC)) != CKR_OK || (rv = PUT(o, key_dflt)) != CKR_OK)
+		if ((rv = set_ulong(o, CKA_KEY_TYPE, kt)) != CKR_OK || (rv = PUT(o, key_dflt)) != CKR_OK)
 			return rv;
-		const struct p11_curve *curve = curve_of(o);
+		if ((rv = cls == CKO_PUBLIC_KEY ? PUT(o, pub_dflt) : PUT(o, priv_dflt)) != CKR_OK)
+			return rv;
+		/* Private: always sensitive, never extractable. */
+		if (cls == CKO_PRIVATE_KEY &&
+		    (!p11_obj_bool(o, CKA_SENSITIVE, true) || p11_obj_bool(o, CKA_EXTRACTABLE, false)))
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		if (kt == CKK_RSA) {
+			if (!generated && (rv = rsa_import(o, cls == CKO_PRIVATE_KEY)) != CKR_OK)
+				return rv;
+			break;
+		}
+		const struct p11_curve *curve = p11_curve_of(o);
 		if (!p11_obj_attr(o, CKA_EC_PARAMS, &len))
 			return CKR_TEMPLATE_INCOMPLETE;
 		if (!curve)
 			return CKR_CURVE_NOT_SUPPORTED;
 		if (cls == CKO_PUBLIC_KEY) {
-			if ((rv = PUT(o, pub_dflt)) != CKR_OK)
-				return rv;
 			const uint8_t *pt = p11_obj_attr(o, CKA_EC_POINT, &len);
 			if (!pt)
 				return CKR_TEMPLATE_INCOMPLETE;
@@ -180,11 +223,6 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 				return CKR_ATTRIBUTE_VALUE_INVALID;
 			break;
 		}
-		/* Private: always sensitive, never extractable. */
-		if ((rv = PUT(o, priv_dflt)) != CKR_OK)
-			return rv;
-		if (!p11_obj_bool(o, CKA_SENSITIVE, true) || p11_obj_bool(o, CKA_EXTRACTABLE, false))
-			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (generated)
 			break;
 		const uint8_t *v = p11_obj_attr(o, CKA_VALUE, &len);
@@ -253,8 +291,7 @@ CK_RV p11_op_create(struct p11_call *c)
 	return CKR_OK;
 }
 
-/* The object a session may use, or NULL. */
-static struct p11_object *object(struct p11_call *c, uint64_t handle)
+struct p11_object *p11_object(struct p11_call *c, uint64_t handle)
 {
 	struct p11_object *o = p11_objects_get(&c->t->objects, handle);
 	return o && p11_visible(c, o) ? o : NULL;
@@ -263,7 +300,7 @@ static struct p11_object *object(struct p11_call *c, uint64_t handle)
 CK_RV p11_op_destroy(struct p11_call *c)
 {
 	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	struct p11_object *o = object(c, p11_get_u64(c->r));
+	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (!o)
@@ -279,7 +316,7 @@ CK_RV p11_op_destroy(struct p11_call *c)
 CK_RV p11_op_get_attrs(struct p11_call *c)
 {
 	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	struct p11_object *o = object(c, p11_get_u64(c->r));
+	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
 	uint32_t n = p11_get_u32(c->r);
 	if (n > P11_ATTRS_MAX || c->r->bad)
 		return CKR_ARGUMENTS_BAD;
@@ -310,7 +347,7 @@ CK_RV p11_op_get_attrs(struct p11_call *c)
 CK_RV p11_op_set_attrs(struct p11_call *c)
 {
 	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	struct p11_object *o = object(c, p11_get_u64(c->r));
+	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
 	struct p11_template t;
 	p11_get_template(c->r, &t);
 	if (c->r->bad || !p11_reader_done(c->r))
@@ -451,7 +488,7 @@ static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_obj
 		return rv;
 	if (!has_attr(t, CKA_EC_PARAMS) && !p11_obj_set(o, CKA_EC_PARAMS, curve->oid, (uint32_t)curve->oid_len))
 		return CKR_DEVICE_MEMORY;
-	if (curve_of(o) != curve)
+	if (p11_curve_of(o) != curve)
 		return CKR_TEMPLATE_INCONSISTENT;
 	if (!p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen))
 		return CKR_DEVICE_MEMORY;
@@ -463,6 +500,81 @@ static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_obj
 			return rv;
 	}
 	return finish_object(c, s, o, true);
+}
+
+/* One generated half of an RSA key pair: template, then class, key
+ * type and the generated parts. */
+static CK_RV rsa_generated(struct p11_call *c, struct p11_session *s, struct p11_object *o,
+			   const struct p11_template *t, CK_OBJECT_CLASS cls, const struct p11_rsa_key *k)
+{
+	CK_RV rv = put_template(o, t);
+	if (rv != CKR_OK)
+		return rv;
+	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || p11_obj_ulong(o, CKA_KEY_TYPE, CKK_RSA) != CKK_RSA ||
+	    has_attr(t, CKA_MODULUS) || has_attr(t, CKA_PRIVATE_EXPONENT) || has_attr(t, CKA_VALUE))
+		return CKR_TEMPLATE_INCONSISTENT;
+	for (int i = P11_RSA_P; i < P11_RSA_PARTS; i++)
+		if (has_attr(t, p11_rsa_attr[i]))
+			return CKR_TEMPLATE_INCONSISTENT;
+	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK || (rv = set_ulong(o, CKA_KEY_TYPE, CKK_RSA)) != CKR_OK ||
+	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_RSA_PKCS_KEY_PAIR_GEN)) != CKR_OK ||
+	    (rv = set_bool(o, CKA_LOCAL, true)) != CKR_OK || (rv = rsa_store(o, k, cls == CKO_PRIVATE_KEY)) != CKR_OK)
+		return rv;
+	if (cls == CKO_PRIVATE_KEY &&
+	    ((rv = set_bool(o, CKA_ALWAYS_SENSITIVE, true)) != CKR_OK ||
+	     (rv = set_bool(o, CKA_NEVER_EXTRACTABLE, true)) != CKR_OK))
+		return rv;
+	return finish_object(c, s, o, true);
+}
+
+/* CKM_RSA_PKCS_KEY_PAIR_GEN: CKA_MODULUS_BITS from the public template;
+ * CKA_PUBLIC_EXPONENT, if given, must be 65537. */
+static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct p11_template *pub,
+			const struct p11_template *priv)
+{
+	static const uint8_t f4[] = { 0x01, 0x00, 0x01 };
+	CK_ULONG bits = 0;
+	for (uint32_t i = 0; i < pub->n; i++) {
+		const struct p11_attr *a = &pub->a[i];
+		if (a->type == CKA_MODULUS_BITS && a->len == sizeof bits)
+			memcpy(&bits, a->value, sizeof bits);
+		if (a->type == CKA_PUBLIC_EXPONENT) {
+			uint32_t n = a->len, z = 0;
+			while (z < n && !a->value[z])
+				z++;
+			if (n - z != sizeof f4 || memcmp(a->value + z, f4, sizeof f4))
+				return CKR_TEMPLATE_INCONSISTENT;
+		}
+	}
+	if (!has_attr(pub, CKA_MODULUS_BITS))
+		return CKR_TEMPLATE_INCOMPLETE;
+	if (bits < P11_RSA_BITS_MIN || bits > P11_RSA_BITS_MAX || bits % 8)
+		return CKR_KEY_SIZE_RANGE;
+	br_hmac_drbg_context drbg;
+	if (!c->t->env->seed(c->t->env->ctx, &drbg))
+		return CKR_DEVICE_ERROR;
+	uint8_t buf[P11_RSA_BUF];
+	struct p11_rsa_key k;
+	bool ok = p11_rsa_keygen(&drbg, (unsigned)bits, buf, &k);
+	agent_wipe(&drbg, sizeof drbg);
+	struct p11_object *po = ok ? p11_objects_new(&c->t->objects, 0) : NULL;
+	struct p11_object *ko = ok ? p11_objects_new(&c->t->objects, 0) : NULL;
+	CK_RV rv = !ok ? CKR_DEVICE_ERROR : po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
+	if (rv == CKR_OK)
+		rv = rsa_generated(c, s, po, pub, CKO_PUBLIC_KEY, &k);
+	if (rv == CKR_OK)
+		rv = rsa_generated(c, s, ko, priv, CKO_PRIVATE_KEY, &k);
+	agent_wipe(buf, sizeof buf);
+	if (rv != CKR_OK) {
+		if (po)
+			p11_objects_free(po);
+		if (ko)
+			p11_objects_free(ko);
+		return rv;
+	}
+	p11_put_u64(c->w, po->handle);
+	p11_put_u64(c->w, ko->handle);
+	return CKR_OK;
 }
 
 CK_RV p11_op_keygen(struct p11_call *c)
@@ -478,10 +590,12 @@ CK_RV p11_op_keygen(struct p11_call *c)
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
-	if (mech != CKM_EC_KEY_PAIR_GEN)
+	if (mech != CKM_EC_KEY_PAIR_GEN && mech != CKM_RSA_PKCS_KEY_PAIR_GEN)
 		return CKR_MECHANISM_INVALID;
 	if (plen)
 		return CKR_MECHANISM_PARAM_INVALID;
+	if (mech == CKM_RSA_PKCS_KEY_PAIR_GEN)
+		return rsa_keygen(c, s, &pub, &priv);
 	const struct p11_curve *curve = template_curve(&pub, &priv);
 	if (!curve)
 		return has_attr(&pub, CKA_EC_PARAMS) || has_attr(&priv, CKA_EC_PARAMS) ? CKR_CURVE_NOT_SUPPORTED
@@ -511,139 +625,5 @@ CK_RV p11_op_keygen(struct p11_call *c)
 	}
 	p11_put_u64(c->w, po->handle);
 	p11_put_u64(c->w, ko->handle);
-	return CKR_OK;
-}
-
-/* ---- signing */
-
-CK_RV p11_op_sign_init(struct p11_call *c)
-{
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
-	uint32_t plen;
-	p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
-	struct p11_object *k = object(c, p11_get_u64(c->r));
-	if (c->r->bad)
-		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (s->signing)
-		return CKR_OPERATION_ACTIVE;
-	if (mech != CKM_ECDSA && mech != CKM_ECDSA_SHA256 && mech != CKM_ECDSA_SHA384)
-		return CKR_MECHANISM_INVALID;
-	if (plen)
-		return CKR_MECHANISM_PARAM_INVALID;
-	if (!k)
-		return CKR_KEY_HANDLE_INVALID;
-	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != CKK_EC ||
-	    !curve_of(k))
-		return CKR_KEY_TYPE_INCONSISTENT;
-	if (!p11_obj_bool(k, CKA_SIGN, false))
-		return CKR_KEY_FUNCTION_NOT_PERMITTED;
-	s->signing = true;
-	s->updated = false;
-	s->mech = mech;
-	s->key = k->handle;
-	if (mech == CKM_ECDSA_SHA256)
-		br_sha256_init(&s->h.s256);
-	else if (mech == CKM_ECDSA_SHA384)
-		br_sha384_init(&s->h.s384);
-	return CKR_OK;
-}
-
-static void hash_update(struct p11_session *s, const uint8_t *p, size_t n)
-{
-	if (s->mech == CKM_ECDSA_SHA256)
-		br_sha256_update(&s->h.s256, p, n);
-	else
-		br_sha384_update(&s->h.s384, p, n);
-}
-
-CK_RV p11_op_sign_update(struct p11_call *c)
-{
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	uint32_t len;
-	const uint8_t *data = p11_get_bytes(c->r, &len, P11_DATA_MAX);
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!s->signing)
-		return CKR_OPERATION_NOT_INITIALIZED;
-	if (c->r->bad) {
-		p11_session_end_ops(c->t, s, false);
-		return CKR_ARGUMENTS_BAD;
-	}
-	if (s->mech == CKM_ECDSA) { /* single-part only */
-		p11_session_end_ops(c->t, s, false);
-		return CKR_FUNCTION_NOT_SUPPORTED;
-	}
-	hash_update(s, data, len);
-	s->updated = true;
-	return CKR_OK;
-}
-
-/* C_Sign (final false: data comes with it) and C_SignFinal. A length
- * query or a buffer too small keeps the operation; anything else ends it. */
-CK_RV p11_op_sign(struct p11_call *c, bool final)
-{
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	bool query = p11_get_u8(c->r) != 0;
-	uint64_t room = p11_get_u64(c->r);
-	uint32_t len = 0;
-	const uint8_t *data = final ? NULL : p11_get_bytes(c->r, &len, P11_DATA_MAX);
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!s->signing)
-		return CKR_OPERATION_NOT_INITIALIZED;
-	CK_RV rv = CKR_OK;
-	struct p11_object *k = object(c, s->key);
-	const struct p11_curve *curve = k ? curve_of(k) : NULL;
-	if (c->r->bad || !p11_reader_done(c->r))
-		rv = CKR_ARGUMENTS_BAD;
-	else if (final ? s->mech == CKM_ECDSA || !s->updated : s->updated)
-		rv = final ? CKR_OPERATION_NOT_INITIALIZED : CKR_OPERATION_ACTIVE;
-	else if (!curve)
-		rv = CKR_KEY_HANDLE_INVALID;
-	if (rv != CKR_OK) {
-		p11_session_end_ops(c->t, s, false);
-		return rv;
-	}
-	size_t siglen = 2 * curve->scalar;
-	if (query || room < siglen) {
-		p11_put_u64(c->w, siglen);
-		p11_put_bytes(c->w, NULL, 0);
-		return query ? CKR_OK : CKR_BUFFER_TOO_SMALL;
-	}
-	if (!final && s->mech == CKM_ECDSA && (len == 0 || len > P11_EC_SIG_MAX)) {
-		p11_session_end_ops(c->t, s, false);
-		return CKR_DATA_LEN_RANGE;
-	}
-	uint8_t h[P11_EC_SIG_MAX], d[P11_EC_SCALAR_MAX];
-	size_t hlen = 0;
-	if (s->mech == CKM_ECDSA) {
-		memcpy(h, data, len);
-		hlen = len;
-	} else {
-		if (!final)
-			hash_update(s, data, len);
-		if (s->mech == CKM_ECDSA_SHA256)
-			br_sha256_out(&s->h.s256, h), hlen = 32;
-		else
-			br_sha384_out(&s->h.s384, h), hlen = 48;
-	}
-	uint32_t dlen;
-	const uint8_t *v = p11_obj_attr(k, CKA_VALUE, &dlen);
-	p11_put_u64(c->w, siglen);
-	uint8_t *sig = p11_put_bytes_room(c->w, siglen);
-	bool ok = v && dlen == curve->scalar && sig;
-	if (ok) {
-		memcpy(d, v, dlen);
-		ok = p11_ec_sign(curve, d, h, hlen, sig);
-		agent_wipe(d, sizeof d);
-	}
-	agent_wipe(h, sizeof h);
-	p11_session_end_ops(c->t, s, false);
-	if (!ok)
-		return CKR_FUNCTION_FAILED;
-	c->t->signatures++;
 	return CKR_OK;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../ssh-agent/agent_wipe.h"
+#include "p11_rsa.h"
 
 void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_t serial[P11_SERIAL])
 {
@@ -137,8 +138,9 @@ bool p11_visible(const struct p11_call *c, const struct p11_object *o)
 
 void p11_session_end_ops(struct p11_token *t, struct p11_session *s, bool close)
 {
-	s->finding = s->signing = s->updated = false;
+	s->finding = s->signing = s->updated = s->decrypting = false;
 	agent_wipe(&s->h, sizeof s->h);
+	agent_wipe(s->label, sizeof s->label);
 	if (!close)
 		return;
 	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++)
@@ -343,13 +345,28 @@ static CK_RV op_token_info(struct p11_call *c)
 static const struct {
 	CK_MECHANISM_TYPE type;
 	CK_FLAGS flags;
+	CK_ULONG min, max; /* key sizes, in bits */
 } mechs[] = {
-	{ CKM_EC_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR },
-	{ CKM_ECDSA, CKF_SIGN },
-	{ CKM_ECDSA_SHA256, CKF_SIGN },
-	{ CKM_ECDSA_SHA384, CKF_SIGN },
-};
 #define EC_FLAGS (CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
+#define EC(m, f) { m, (f) | EC_FLAGS, 256, 384 }
+#define RSA(m, f) { m, f, P11_RSA_BITS_MIN, P11_RSA_BITS_MAX }
+	EC(CKM_EC_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
+	EC(CKM_ECDSA, CKF_SIGN),
+	EC(CKM_ECDSA_SHA256, CKF_SIGN),
+	EC(CKM_ECDSA_SHA384, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
+	RSA(CKM_RSA_PKCS, CKF_SIGN | CKF_DECRYPT),
+	RSA(CKM_SHA256_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_SHA384_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_SHA512_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA256_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA384_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA512_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_OAEP, CKF_DECRYPT),
+#undef EC
+#undef RSA
+};
 
 static CK_RV op_mech_list(struct p11_call *c)
 {
@@ -366,9 +383,9 @@ static CK_RV op_mech_info(struct p11_call *c)
 	for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++) {
 		if (mechs[i].type != type)
 			continue;
-		p11_put_u64(c->w, 256);
-		p11_put_u64(c->w, 384);
-		p11_put_u64(c->w, mechs[i].flags | EC_FLAGS);
+		p11_put_u64(c->w, mechs[i].min);
+		p11_put_u64(c->w, mechs[i].max);
+		p11_put_u64(c->w, mechs[i].flags);
 		return CKR_OK;
 	}
 	return CKR_MECHANISM_INVALID;
@@ -443,6 +460,8 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	case P11_OP_SIGN_UPDATE: rv = p11_op_sign_update(&c); break;
 	case P11_OP_SIGN_FINAL: rv = p11_op_sign(&c, true); break;
 	case P11_OP_GENERATE_RANDOM: rv = op_random(&c); break;
+	case P11_OP_DECRYPT_INIT: rv = p11_op_decrypt_init(&c); break;
+	case P11_OP_DECRYPT: rv = p11_op_decrypt(&c); break;
 	case P11_OP_MAX: break;
 	}
 	/* A request cut short, or with bytes left over, is malformed,
@@ -454,7 +473,8 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 		rv = CKR_DEVICE_MEMORY;
 	/* Results go out with CKR_OK, and with the few other values that
 	 * carry them (p11_wire.h); otherwise the reply is the CK_RV alone. */
-	bool data = rv == CKR_OK || ((op == P11_OP_GET_ATTRS || op == P11_OP_SIGN || op == P11_OP_SIGN_FINAL) &&
+	bool data = rv == CKR_OK || ((op == P11_OP_GET_ATTRS || op == P11_OP_SIGN || op == P11_OP_SIGN_FINAL ||
+				      op == P11_OP_DECRYPT) &&
 				     !w.bad && w.len > head);
 	if (!data) {
 		agent_wipe(out + head, w.len - head);

@@ -53,10 +53,16 @@ struct p11_session {
 	bool signing, updated;
 	unsigned long mech;
 	uint64_t key;
-	union {
-		br_sha256_context s256;
-		br_sha384_context s384;
-	} h;
+	br_hash_compat_context h; /* of the mechanisms that hash */
+	/* CKM_*RSA_PKCS_PSS: the parameters' hash and salt length */
+	unsigned long pss_hash;
+	uint32_t pss_salt;
+	/* C_DecryptInit..C_Decrypt */
+	bool decrypting;
+	unsigned long dmech, oaep_hash;
+	uint64_t dkey;
+	uint32_t label_len;
+	uint8_t label[P11_OAEP_LABEL_MAX];
 };
 
 struct p11_pin {
@@ -85,7 +91,7 @@ void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_
  * The caller wipes req afterwards (it may hold a PIN or a key). */
 size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uint8_t *out);
 
-/* Between p11_token.c and p11_keys.c. */
+/* Between p11_token.c, p11_keys.c, p11_sign.c and p11_decrypt.c. */
 struct p11_call {
 	struct p11_token *t;
 	struct p11_app *app;
@@ -94,6 +100,11 @@ struct p11_call {
 };
 struct p11_session *p11_session_get(struct p11_call *c, uint64_t handle);
 bool p11_visible(const struct p11_call *c, const struct p11_object *o);
+/* The object a session may use, or NULL. */
+struct p11_object *p11_object(struct p11_call *c, uint64_t handle);
+/* A key object's curve (CKA_EC_PARAMS), or NULL. */
+struct p11_curve;
+const struct p11_curve *p11_curve_of(const struct p11_object *o);
 CK_RV p11_op_create(struct p11_call *c);
 CK_RV p11_op_destroy(struct p11_call *c);
 CK_RV p11_op_get_attrs(struct p11_call *c);
@@ -105,6 +116,8 @@ CK_RV p11_op_keygen(struct p11_call *c);
 CK_RV p11_op_sign_init(struct p11_call *c);
 CK_RV p11_op_sign(struct p11_call *c, bool final);
 CK_RV p11_op_sign_update(struct p11_call *c);
+CK_RV p11_op_decrypt_init(struct p11_call *c);
+CK_RV p11_op_decrypt(struct p11_call *c);
 /* Ends a session's operations, wiping their state; destroys its objects
  * when close is set. */
 void p11_session_end_ops(struct p11_token *t, struct p11_session *s, bool close);

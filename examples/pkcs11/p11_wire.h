@@ -73,6 +73,8 @@ enum p11_op {
 	P11_OP_SIGN_UPDATE,	 /* u64 session, bytes data */
 	P11_OP_SIGN_FINAL,	 /* u64 session, u8 length only, u64 room -> u64 len, bytes sig */
 	P11_OP_GENERATE_RANDOM,	 /* u64 session, u32 n -> bytes */
+	P11_OP_DECRYPT_INIT,	 /* u64 session, u64 mech, bytes param, u64 key (OAEP param: see below) */
+	P11_OP_DECRYPT,		 /* u64 session, u8 length only, u64 room, bytes data -> u64 len, bytes out */
 	P11_OP_MAX
 };
 /* P11_OP_GET_ATTRS: room is the caller's buffer size, or P11_NO_BUFFER
@@ -80,7 +82,14 @@ enum p11_op {
  * CKR_ATTRIBUTE_SENSITIVE, CKR_ATTRIBUTE_TYPE_INVALID and
  * CKR_BUFFER_TOO_SMALL alike: u32 n, n x (u64 ulValueLen, bytes value),
  * the value empty unless it was copied. SIGN and SIGN_FINAL answer u64 len
- * and an empty signature with CKR_BUFFER_TOO_SMALL or a length query. */
+ * and an empty signature with CKR_BUFFER_TOO_SMALL or a length query;
+ * DECRYPT likewise (the length: the message's, or for a length query the
+ * modulus's). */
+/* P11_OP_DECRYPT_INIT with CKM_RSA_PKCS_OAEP: CK_RSA_PKCS_OAEP_PARAMS
+ * holds a pointer to its label, so its param travels flattened: u64
+ * hashAlg, u64 mgf, u64 source, then the label's bytes to the end (at
+ * most P11_OAEP_LABEL_MAX). */
+#define P11_OAEP_LABEL_MAX 256
 #define P11_NO_BUFFER UINT64_MAX
 
 struct p11_reader {

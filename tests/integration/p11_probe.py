@@ -7,6 +7,8 @@ suite to assert on.
   p11_probe.py MODULE private PIN   read a private key's CKA_VALUE, import a
                                     key that asks to be extractable or not
                                     sensitive, log in with a wrong PIN
+  p11_probe.py MODULE rsa-private PIN  read each part of an RSA private
+                                    key: only the modulus and exponent come out
   p11_probe.py MODULE fork          C_Initialize again in a forked child
   p11_probe.py SOCKET hostile       malformed, truncated and oversized
                                     frames straight on the socket
@@ -19,7 +21,7 @@ import sys
 
 CKA_CLASS, CKA_VALUE, CKA_TOKEN, CKA_PRIVATE = 0x0, 0x11, 0x1, 0x2
 CKA_KEY_TYPE, CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_EC_PARAMS = 0x100, 0x103, 0x162, 0x180
-CKO_PRIVATE_KEY, CKK_EC = 3, 3
+CKO_PRIVATE_KEY, CKK_EC, CKK_RSA = 3, 3, 0
 CKF_RW_SESSION, CKF_SERIAL_SESSION = 2, 4
 CKU_USER = 1
 P256 = bytes.fromhex("06082a8648ce3d030107")
@@ -101,6 +103,33 @@ def private(module, pin):
     show("finalize", call(lib, "C_Finalize", None))
 
 
+RSA_PARTS = (("modulus", 0x120), ("public-exponent", 0x122), ("private-exponent", 0x123),
+             ("prime-1", 0x124), ("prime-2", 0x125), ("exponent-1", 0x126), ("exponent-2", 0x127),
+             ("coefficient", 0x128))
+
+
+def rsa_private(module, pin):
+    lib = load(module)
+    h = UL()
+    call(lib, "C_Initialize", None)
+    call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION), None, None, ctypes.byref(h))
+    show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    t, keep = template([(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_KEY_TYPE, CKK_RSA)])
+    call(lib, "C_FindObjectsInit", h, t, UL(2))
+    objs, n = (UL * 8)(), UL()
+    call(lib, "C_FindObjects", h, objs, UL(8), ctypes.byref(n))
+    call(lib, "C_FindObjectsFinal", h)
+    print(f"rsa-private-keys {n.value}")
+    for i in range(n.value):
+        for name, t in RSA_PARTS:
+            buf = ctypes.create_string_buffer(1024)
+            a = (Attr * 1)()
+            a[0].type, a[0].pValue, a[0].ulValueLen = t, ctypes.cast(buf, ctypes.c_void_p), 1024
+            show(name, call(lib, "C_GetAttributeValue", h, objs[i], a, UL(1)))
+            print(f"{name}-len 0x{a[0].ulValueLen:x}")
+    call(lib, "C_Finalize", None)
+
+
 def fork(module):
     lib = load(module)
     show("parent-initialize", call(lib, "C_Initialize", None))
@@ -172,6 +201,8 @@ if __name__ == "__main__":
     what = sys.argv[2]
     if what == "private":
         private(sys.argv[1], sys.argv[3].encode())
+    elif what == "rsa-private":
+        rsa_private(sys.argv[1], sys.argv[3].encode())
     elif what == "fork":
         fork(sys.argv[1])
     elif what == "hostile":

@@ -5,7 +5,8 @@
 # pkcs11-tool, GnuTLS's p11tool, p11-kit, with signatures checked by
 # `openssl`. Every guest signature costs seconds where KVM emulates guest
 # code (P-256: about 4 s per key generation or signature; P-384: about
-# 16 s), so P-384 runs only where the CPU runs guest code (the SVM tier).
+# 16 s; RSA key generation tests many candidate primes: far longer), so
+# P-384 and RSA run only where the CPU runs guest code (the SVM tier).
 # CLOAK_TEST_MEMORY=secret|gmem|shared runs the suite on that backend.
 bats_require_minimum_version 1.5.0
 load helpers
@@ -298,4 +299,90 @@ sign_verify() {
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	run timeout 60 pkcs11-tool --module "$prefix/lib/pkcs11/libcloak-pkcs11.so" -T
 	[[ "$output" == *"installed"* ]] || { echo "$output"; return 1; }
+}
+
+# rsa_sign ID MECH [PSS-OPTIONS...]: signs $TMP/in with pkcs11-tool into
+# $TMP/sig.
+rsa_sign() {
+	local id=$1 mech=$2
+	shift 2
+	p11 --login --pin "$PIN" --sign --id "$id" -m "$mech" "$@" -i "$TMP/in" -o "$TMP/sig"
+}
+
+@test "RSA-2048: a key pair made in the guest signs (RSA-PKCS, SHA256-RSA-PKCS, both PSS) and decrypts (OAEP, PKCS#1 v1.5) for openssl; its private parts are CKR_ATTRIBUTE_SENSITIVE" {
+	[ "$(kvm_kind)" = hardware ] ||
+		skip "this host's KVM emulates guest code, where an RSA key generation (many candidate primes) takes far longer than P-384's 16 s; the SVM tier runs this"
+	start_token
+	init_token
+	run p11 --login --pin "$PIN" --keypairgen --key-type rsa:2048 --id 03 --label key03 --usage-sign \
+		--usage-decrypt
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"never extractable"* ]] || { echo "$output"; return 1; }
+	p11 --read-object --type pubkey --id 03 -o "$TMP/pub03.der"
+	openssl pkey -pubin -inform DER -in "$TMP/pub03.der" -out "$TMP/pub03.pem" ||
+		openssl rsa -RSAPublicKey_in -inform DER -in "$TMP/pub03.der" -pubout -out "$TMP/pub03.pem"
+	run openssl pkey -pubin -in "$TMP/pub03.pem" -text -noout
+	[[ "$output" == *"2048 bit"* ]] || { echo "$output"; return 1; }
+	echo "signed in a cloak guest $RANDOM" > "$TMP/msg"
+	openssl dgst -sha256 -binary "$TMP/msg" > "$TMP/hash"
+	# SHA256-RSA-PKCS: the token hashes.
+	cp "$TMP/msg" "$TMP/in"
+	run rsa_sign 03 SHA256-RSA-PKCS
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run openssl dgst -sha256 -verify "$TMP/pub03.pem" -signature "$TMP/sig" "$TMP/msg"
+	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
+	# RSA-PKCS: the caller's DigestInfo (SHA-256's prefix, RFC 8017 9.2).
+	{ printf '\x30\x31\x30\x0d\x06\x09\x60\x86\x48\x01\x65\x03\x04\x02\x01\x05\x00\x04\x20'
+	  cat "$TMP/hash"; } > "$TMP/in"
+	run rsa_sign 03 RSA-PKCS
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub03.pem" -pkeyopt digest:sha256 -in "$TMP/hash" \
+		-sigfile "$TMP/sig"
+	[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$output"; return 1; }
+	# SHA256-RSA-PKCS-PSS and RSA-PKCS-PSS (of the caller's hash), salt 32.
+	cp "$TMP/msg" "$TMP/in"
+	run rsa_sign 03 SHA256-RSA-PKCS-PSS --mgf MGF1-SHA256 --salt-len 32
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	local pss=(-pkeyopt digest:sha256 -pkeyopt rsa_padding_mode:pss -pkeyopt rsa_pss_saltlen:32)
+	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub03.pem" "${pss[@]}" -in "$TMP/hash" -sigfile "$TMP/sig"
+	[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$output"; return 1; }
+	cp "$TMP/hash" "$TMP/in"
+	run rsa_sign 03 RSA-PKCS-PSS --hash-algorithm SHA256 --mgf MGF1-SHA256 --salt-len 32
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub03.pem" "${pss[@]}" -in "$TMP/hash" -sigfile "$TMP/sig"
+	[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$output"; return 1; }
+	# The positive control: another message's hash does not verify.
+	echo "not what was signed" | openssl dgst -sha256 -binary > "$TMP/other"
+	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub03.pem" "${pss[@]}" -in "$TMP/other" -sigfile "$TMP/sig"
+	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+	# A salt longer than a 2048-bit key allows is refused.
+	run rsa_sign 03 SHA256-RSA-PKCS-PSS --mgf MGF1-SHA256 --salt-len 223
+	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *CKR_MECHANISM_PARAM_INVALID* ]] || { echo "$output"; return 1; }
+	# OAEP (SHA-256, MGF1-SHA256): what openssl encrypted to the exported
+	# key, the token decrypts; PKCS#1 v1.5 too.
+	echo "a session key $RANDOM" > "$TMP/secret"
+	openssl pkeyutl -encrypt -pubin -inkey "$TMP/pub03.pem" -pkeyopt rsa_padding_mode:oaep \
+		-pkeyopt rsa_oaep_md:sha256 -pkeyopt rsa_mgf1_md:sha256 -in "$TMP/secret" -out "$TMP/ct"
+	run p11 --login --pin "$PIN" --decrypt --id 03 -m RSA-PKCS-OAEP --hash-algorithm SHA256 \
+		--mgf MGF1-SHA256 -i "$TMP/ct" -o "$TMP/pt"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	cmp "$TMP/secret" "$TMP/pt"
+	openssl pkeyutl -encrypt -pubin -inkey "$TMP/pub03.pem" -in "$TMP/secret" -out "$TMP/ct15"
+	run p11 --login --pin "$PIN" --decrypt --id 03 -m RSA-PKCS -i "$TMP/ct15" -o "$TMP/pt15"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	cmp "$TMP/secret" "$TMP/pt15"
+	# The control: OAEP with SHA-1 does not decrypt what was made with SHA-256.
+	run p11 --login --pin "$PIN" --decrypt --id 03 -m RSA-PKCS-OAEP --hash-algorithm SHA-1 \
+		--mgf MGF1-SHA1 -i "$TMP/ct" -o "$TMP/pt1"
+	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+	# Of the private key, only the modulus and public exponent can be read.
+	run python3 "$PROBE" "$MODULE" rsa-private "$PIN"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	for line in "login 0x0" "rsa-private-keys 1" "modulus 0x0" "modulus-len 0x100" \
+		"public-exponent 0x0" "public-exponent-len 0x3" "private-exponent 0x11" "prime-1 0x11" \
+		"prime-2 0x11" "exponent-1 0x11" "exponent-2 0x11" "coefficient 0x11" \
+		"private-exponent-len 0xffffffffffffffff" "coefficient-len 0xffffffffffffffff"; do
+		grep -qxF "$line" <<< "$output" || { echo "missing '$line' in:"; echo "$output"; return 1; }
+	done
 }

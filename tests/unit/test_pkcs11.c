@@ -3,10 +3,12 @@
  * Unit tests of the PKCS#11 token guest's host-buildable modules
  * (examples/pkcs11): frame bounds, the reader, and the token's request
  * handler on a token initialised through its own requests. Signatures are
- * checked with BearSSL's verifier, which the token never calls. Wiping is
+ * checked with BearSSL's verifier (ECDSA) and OpenSSL's (RSA), which the
+ * token never calls. Wiping is
  * checked by searching the token's whole state for a key's scalar after
  * the key was destroyed.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,8 +18,13 @@
 #include <cmocka.h>
 
 #include <bearssl.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+#include <openssl/rsa.h>
 
 #include "../../examples/pkcs11/p11_ec.h"
+#include "../../examples/pkcs11/p11_rsa.h"
 #include "../../examples/pkcs11/p11_token.h"
 
 static unsigned seeds;
@@ -355,6 +362,381 @@ static void test_blob(void **state)
 	assert_false(p11_objects_load(&copy, blob, n));
 }
 
+/* ---- RSA */
+
+/* examples/pkcs11/mbedtls_guest/pthread.h gives the guest a
+ * pthread_mutex_t of this size and alignment, so that Mbed TLS's RSA
+ * context has the layout the library was built with. */
+_Static_assert(sizeof(pthread_mutex_t) == 40 && _Alignof(pthread_mutex_t) == 8, "glibc's x86-64 mutex");
+
+static void rsa_keygen(CK_ULONG bits, CK_RV want)
+{
+	CK_BBOOL yes = 1;
+	static const uint8_t f4[] = { 1, 0, 1 };
+	CK_ATTRIBUTE pt[] = { { CKA_MODULUS_BITS, &bits, sizeof bits }, { CKA_PUBLIC_EXPONENT, (void *)f4, 3 } };
+	CK_ATTRIBUTE kt[] = { { CKA_TOKEN, &yes, 1 }, { CKA_DECRYPT, &yes, 1 } };
+	begin(P11_OP_GENERATE_KEY_PAIR, app1);
+	p11_put_u64(&w, session);
+	p11_put_u64(&w, CKM_RSA_PKCS_KEY_PAIR_GEN);
+	p11_put_bytes(&w, NULL, 0);
+	p11_put_template(&w, pt, 2);
+	p11_put_template(&w, kt, 2);
+	assert_int_equal(send_req(), want);
+	if (want != CKR_OK)
+		return;
+	pub = p11_get_u64(&r);
+	priv = p11_get_u64(&r);
+}
+
+/* The token's public key as OpenSSL's, from CKA_MODULUS and
+ * CKA_PUBLIC_EXPONENT. */
+static EVP_PKEY *rsa_pubkey(uint64_t obj)
+{
+	uint32_t nlen, elen;
+	CK_RV rv;
+	uint8_t n[P11_RSA_BYTES_MAX], e[8];
+	const uint8_t *v = attr(obj, CKA_MODULUS, &nlen, &rv);
+	assert_int_equal(rv, CKR_OK);
+	memcpy(n, v, nlen);
+	v = attr(obj, CKA_PUBLIC_EXPONENT, &elen, &rv);
+	assert_int_equal(rv, CKR_OK);
+	assert_in_range(elen, 1, sizeof e);
+	memcpy(e, v, elen);
+	BIGNUM *bn = BN_bin2bn(n, (int)nlen, NULL), *be = BN_bin2bn(e, (int)elen, NULL);
+	OSSL_PARAM_BLD *b = OSSL_PARAM_BLD_new();
+	assert_true(OSSL_PARAM_BLD_push_BN(b, OSSL_PKEY_PARAM_RSA_N, bn));
+	assert_true(OSSL_PARAM_BLD_push_BN(b, OSSL_PKEY_PARAM_RSA_E, be));
+	OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(b);
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+	EVP_PKEY *pk = NULL;
+	assert_int_equal(EVP_PKEY_fromdata_init(ctx), 1);
+	assert_int_equal(EVP_PKEY_fromdata(ctx, &pk, EVP_PKEY_PUBLIC_KEY, params), 1);
+	EVP_PKEY_CTX_free(ctx);
+	OSSL_PARAM_free(params);
+	OSSL_PARAM_BLD_free(b);
+	BN_free(bn);
+	BN_free(be);
+	return pk;
+}
+
+static const char rsa_msg[] = "signed by the token with RSA";
+
+static const EVP_MD *md_of(CK_MECHANISM_TYPE hash)
+{
+	return hash == CKM_SHA_1 ? EVP_sha1() : hash == CKM_SHA384 ? EVP_sha384()
+				: hash == CKM_SHA512 ? EVP_sha512() : EVP_sha256();
+}
+
+/* Signs rsa_msg (or its hash, or its DigestInfo, as mech takes it) and
+ * returns the CK_RV; the signature in sig. */
+static CK_RV rsa_sign(uint64_t key, CK_MECHANISM_TYPE mech, CK_MECHANISM_TYPE hash, const void *params,
+		      size_t plen, bool multi, uint8_t *sig, uint32_t *siglen)
+{
+	uint8_t in[19 + 64];
+	unsigned hl;
+	EVP_Digest(rsa_msg, sizeof rsa_msg, in + 19, &hl, md_of(hash), NULL);
+	const uint8_t *data = (const uint8_t *)rsa_msg;
+	size_t dlen = sizeof rsa_msg;
+	if (mech == CKM_RSA_PKCS) { /* SHA-256's DigestInfo prefix (RFC 8017 9.2) */
+		static const uint8_t prefix[19] = { 0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+						    0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20 };
+		memcpy(in, prefix, sizeof prefix);
+		data = in, dlen = 19 + hl;
+	} else if (mech == CKM_RSA_PKCS_PSS) {
+		data = in + 19, dlen = hl;
+	}
+	begin(P11_OP_SIGN_INIT, app1);
+	p11_put_u64(&w, session);
+	p11_put_u64(&w, mech);
+	p11_put_bytes(&w, params, plen);
+	p11_put_u64(&w, key);
+	CK_RV rv = send_req();
+	if (rv != CKR_OK)
+		return rv;
+	if (multi) {
+		begin(P11_OP_SIGN_UPDATE, app1);
+		p11_put_u64(&w, session);
+		p11_put_bytes(&w, data, 5);
+		assert_int_equal(send_req(), CKR_OK);
+		begin(P11_OP_SIGN_UPDATE, app1);
+		p11_put_u64(&w, session);
+		p11_put_bytes(&w, data + 5, dlen - 5);
+		assert_int_equal(send_req(), CKR_OK);
+		begin(P11_OP_SIGN_FINAL, app1);
+		p11_put_u64(&w, session);
+		p11_put_u8(&w, 0);
+		p11_put_u64(&w, P11_RSA_BYTES_MAX);
+	} else {
+		begin(P11_OP_SIGN, app1);
+		p11_put_u64(&w, session);
+		p11_put_u8(&w, 0);
+		p11_put_u64(&w, P11_RSA_BYTES_MAX);
+		p11_put_bytes(&w, data, dlen);
+	}
+	if ((rv = send_req()) != CKR_OK)
+		return rv;
+	uint64_t n = p11_get_u64(&r);
+	const uint8_t *v = p11_get_bytes(&r, siglen, P11_RSA_BYTES_MAX);
+	assert_int_equal(n, *siglen);
+	memcpy(sig, v, *siglen);
+	return CKR_OK;
+}
+
+/* OpenSSL's verdict on sig over rsa_msg: PKCS#1 v1.5 (salt < 0) or PSS
+ * with that exact salt length. */
+static int rsa_verify(EVP_PKEY *pk, CK_MECHANISM_TYPE hash, int salt, const uint8_t *sig, size_t len)
+{
+	EVP_MD_CTX *m = EVP_MD_CTX_new();
+	EVP_PKEY_CTX *pc = NULL;
+	assert_int_equal(EVP_DigestVerifyInit(m, &pc, md_of(hash), NULL, pk), 1);
+	if (salt >= 0) {
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING), 1);
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, salt), 1);
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_mgf1_md(pc, md_of(hash)), 1);
+	}
+	int ok = EVP_DigestVerify(m, sig, len, (const uint8_t *)rsa_msg, sizeof rsa_msg);
+	EVP_MD_CTX_free(m);
+	return ok;
+}
+
+static void rsa_sign_verify(EVP_PKEY *pk, uint64_t key, CK_MECHANISM_TYPE mech, CK_MECHANISM_TYPE hash,
+			    int salt, bool multi)
+{
+	CK_RSA_PKCS_PSS_PARAMS pp = { hash, p11_rsa_mgf1(hash), salt > 0 ? (CK_ULONG)salt : 0 };
+	uint8_t sig[P11_RSA_BYTES_MAX];
+	uint32_t len;
+	assert_int_equal(rsa_sign(key, mech, hash, salt >= 0 ? &pp : NULL, salt >= 0 ? sizeof pp : 0, multi, sig,
+				  &len),
+			 CKR_OK);
+	assert_int_equal(len, (size_t)EVP_PKEY_get_size(pk));
+	assert_int_equal(rsa_verify(pk, hash, salt, sig, len), 1);
+	sig[len / 2] ^= 1; /* the control: a changed signature does not verify */
+	assert_int_not_equal(rsa_verify(pk, hash, salt, sig, len), 1);
+}
+
+static void test_rsa_sign(void **state)
+{
+	rsa_keygen(1024, CKR_KEY_SIZE_RANGE);
+	rsa_keygen(2048, CKR_OK);
+	EVP_PKEY *pk = rsa_pubkey(pub);
+	rsa_sign_verify(pk, priv, CKM_RSA_PKCS, CKM_SHA256, -1, false);
+	rsa_sign_verify(pk, priv, CKM_SHA256_RSA_PKCS, CKM_SHA256, -1, false);
+	rsa_sign_verify(pk, priv, CKM_SHA256_RSA_PKCS, CKM_SHA256, -1, true);
+	rsa_sign_verify(pk, priv, CKM_SHA384_RSA_PKCS, CKM_SHA384, -1, true);
+	rsa_sign_verify(pk, priv, CKM_SHA512_RSA_PKCS, CKM_SHA512, -1, false);
+	rsa_sign_verify(pk, priv, CKM_RSA_PKCS_PSS, CKM_SHA256, 32, false);
+	rsa_sign_verify(pk, priv, CKM_RSA_PKCS_PSS, CKM_SHA_1, 20, false);
+	rsa_sign_verify(pk, priv, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 32, true);
+	rsa_sign_verify(pk, priv, CKM_SHA384_RSA_PKCS_PSS, CKM_SHA384, 0, false);
+	rsa_sign_verify(pk, priv, CKM_SHA512_RSA_PKCS_PSS, CKM_SHA512, 64, true);
+	/* The longest salt a 2048-bit key allows with SHA-256, and one more. */
+	rsa_sign_verify(pk, priv, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 256 - 32 - 2, false);
+	uint8_t sig[P11_RSA_BYTES_MAX];
+	uint32_t len;
+	CK_RSA_PKCS_PSS_PARAMS bad[] = {
+		{ CKM_SHA256, CKG_MGF1_SHA256, 256 - 32 - 1 }, /* salt too long */
+		{ CKM_SHA256, CKG_MGF1_SHA1, 32 },	       /* MGF1 of another hash */
+		{ CKM_SHA384, CKG_MGF1_SHA384, 32 },	       /* not the mechanism's hash */
+		{ CKM_MD5, CKG_MGF1_SHA256, 32 },	       /* not a hash we take */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(rsa_sign(priv, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, &bad[i], sizeof bad[i], false,
+					  sig, &len),
+				 CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(rsa_sign(priv, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, NULL, 0, false, sig, &len),
+			 CKR_MECHANISM_PARAM_INVALID);
+	/* 3072 and 4096 bits too (about 1.5 s of the test: primes are sought
+	 * from a fixed seed, so always the same time). */
+	for (CK_ULONG bits = 3072; bits <= 4096; bits += 1024) {
+		rsa_keygen(bits, CKR_OK);
+		EVP_PKEY *big = rsa_pubkey(pub);
+		assert_int_equal(EVP_PKEY_get_bits(big), (int)bits);
+		rsa_sign_verify(big, priv, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 32, false);
+		rsa_sign_verify(big, priv, CKM_SHA384_RSA_PKCS, CKM_SHA384, -1, false);
+		EVP_PKEY_free(big);
+	}
+	rsa_keygen(4104, CKR_KEY_SIZE_RANGE);
+	/* An RSA mechanism with an EC key, and the other way round. */
+	assert_int_equal(rsa_sign(pub, CKM_SHA256_RSA_PKCS, CKM_SHA256, NULL, 0, false, sig, &len),
+			 CKR_KEY_TYPE_INCONSISTENT);
+	EVP_PKEY_free(pk);
+}
+
+/* Private parts are sensitive; public ones readable; an import of the
+ * same key (with its CRT values) signs as the generated one does; a
+ * wrong CRT value or a short key is refused. */
+static void test_rsa_attrs_import(void **state)
+{
+	rsa_keygen(2048, CKR_OK);
+	CK_RV rv;
+	uint32_t len;
+	for (int i = P11_RSA_D; i < P11_RSA_PARTS; i++) {
+		attr(priv, p11_rsa_attr[i], &len, &rv);
+		assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+	}
+	attr(priv, CKA_MODULUS, &len, &rv);
+	assert_int_equal(rv, CKR_OK);
+	assert_int_equal(len, 256);
+	const uint8_t *v = attr(pub, CKA_MODULUS_BITS, &len, &rv);
+	assert_int_equal(rv, CKR_OK);
+	CK_ULONG bits;
+	memcpy(&bits, v, sizeof bits);
+	assert_int_equal(bits, 2048);
+	/* The parts, as a caller importing this key would have them. */
+	const struct p11_object *k = p11_objects_get(&tok.objects, priv);
+	uint8_t parts[P11_RSA_PARTS][P11_RSA_BYTES_MAX];
+	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+	CK_KEY_TYPE kt = CKK_RSA;
+	CK_BBOOL yes = 1;
+	CK_ATTRIBUTE t[3 + P11_RSA_PARTS] = { { CKA_CLASS, &cls, sizeof cls }, { CKA_KEY_TYPE, &kt, sizeof kt },
+					      { CKA_SIGN, &yes, 1 } };
+	for (int i = 0; i < P11_RSA_PARTS; i++) {
+		const uint8_t *p = p11_obj_attr(k, p11_rsa_attr[i], &len);
+		assert_non_null(p);
+		memcpy(parts[i], p, len);
+		t[3 + i] = (CK_ATTRIBUTE){ p11_rsa_attr[i], parts[i], len };
+	}
+	EVP_PKEY *pk = rsa_pubkey(pub);
+	begin(P11_OP_CREATE_OBJECT, app1);
+	p11_put_u64(&w, session);
+	p11_put_template(&w, t, 3 + P11_RSA_PARTS);
+	assert_int_equal(send_req(), CKR_OK);
+	uint64_t imported = p11_get_u64(&r);
+	rsa_sign_verify(pk, imported, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 32, false);
+	/* A wrong coefficient. */
+	parts[P11_RSA_QINV][10] ^= 1;
+	begin(P11_OP_CREATE_OBJECT, app1);
+	p11_put_u64(&w, session);
+	p11_put_template(&w, t, 3 + P11_RSA_PARTS);
+	assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
+	/* The public key alone, and a 1024-bit one (too short). */
+	cls = CKO_PUBLIC_KEY;
+	begin(P11_OP_CREATE_OBJECT, app1);
+	p11_put_u64(&w, session);
+	p11_put_template(&w, t, 5);
+	assert_int_equal(send_req(), CKR_OK);
+	t[3].ulValueLen = 128;
+	begin(P11_OP_CREATE_OBJECT, app1);
+	p11_put_u64(&w, session);
+	p11_put_template(&w, t, 5);
+	assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
+	/* Destroyed: no copy of the private exponent is left in the token. */
+	uint8_t d[64];
+	memcpy(d, parts[P11_RSA_D] + 32, sizeof d);
+	for (uint64_t h = priv; h; h = h == priv ? imported : 0) {
+		assert_true(in_token(d, sizeof d));
+		begin(P11_OP_DESTROY_OBJECT, app1);
+		p11_put_u64(&w, session);
+		p11_put_u64(&w, h);
+		assert_int_equal(send_req(), CKR_OK);
+	}
+	assert_false(in_token(d, sizeof d));
+	EVP_PKEY_free(pk);
+}
+
+/* Encrypts msg to the token's public key with OpenSSL: OAEP (hash, MGF1
+ * of the same hash, label) or, with hash 0, PKCS#1 v1.5. */
+static size_t rsa_encrypt(EVP_PKEY *pk, CK_MECHANISM_TYPE hash, const char *label, const char *msg, uint8_t *ct)
+{
+	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new(pk, NULL);
+	assert_int_equal(EVP_PKEY_encrypt_init(pc), 1);
+	if (hash) {
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_OAEP_PADDING), 1);
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_oaep_md(pc, md_of(hash)), 1);
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_mgf1_md(pc, md_of(hash)), 1);
+		if (label) /* OpenSSL takes the buffer */
+			assert_int_equal(EVP_PKEY_CTX_set0_rsa_oaep_label(pc, OPENSSL_strdup(label), strlen(label)), 1);
+	} else {
+		assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PADDING), 1);
+	}
+	size_t n = P11_RSA_BYTES_MAX;
+	assert_int_equal(EVP_PKEY_encrypt(pc, ct, &n, (const uint8_t *)msg, strlen(msg)), 1);
+	EVP_PKEY_CTX_free(pc);
+	return n;
+}
+
+/* C_DecryptInit as the module sends it (OAEP's parameters flattened:
+ * p11_wire.h); hash 0 is CKM_RSA_PKCS. */
+static CK_RV decrypt_init(uint64_t key, CK_MECHANISM_TYPE hash, CK_RSA_PKCS_MGF_TYPE mgf, const char *label)
+{
+	uint8_t flat[24 + P11_OAEP_LABEL_MAX];
+	struct p11_writer fw;
+	p11_writer_init(&fw, flat, sizeof flat);
+	if (hash) {
+		p11_put_u64(&fw, hash);
+		p11_put_u64(&fw, mgf);
+		p11_put_u64(&fw, CKZ_DATA_SPECIFIED);
+		if (label)
+			p11_put_raw(&fw, label, strlen(label));
+	}
+	begin(P11_OP_DECRYPT_INIT, app1);
+	p11_put_u64(&w, session);
+	p11_put_u64(&w, hash ? CKM_RSA_PKCS_OAEP : CKM_RSA_PKCS);
+	p11_put_bytes(&w, flat, fw.len);
+	p11_put_u64(&w, key);
+	return send_req();
+}
+
+static CK_RV decrypt(const uint8_t *in, size_t len, uint64_t room, uint8_t *pt, uint32_t *outlen)
+{
+	begin(P11_OP_DECRYPT, app1);
+	p11_put_u64(&w, session);
+	p11_put_u8(&w, 0);
+	p11_put_u64(&w, room);
+	p11_put_bytes(&w, in, len);
+	CK_RV rv = send_req();
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		return rv;
+	uint64_t n = p11_get_u64(&r);
+	const uint8_t *v = p11_get_bytes(&r, outlen, P11_RSA_BYTES_MAX);
+	if (rv == CKR_OK) {
+		assert_int_equal(n, *outlen);
+		memcpy(pt, v, *outlen);
+	}
+	*outlen = (uint32_t)n;
+	return rv;
+}
+
+/* What OpenSSL encrypted to the token's key, the token decrypts: OAEP
+ * with SHA-256, with SHA-1 and a label, PKCS#1 v1.5; a wrong label,
+ * mismatched parameters and an EC key are refused. */
+static void test_rsa_decrypt(void **state)
+{
+	uint64_t ec = priv;
+	rsa_keygen(2048, CKR_OK);
+	EVP_PKEY *pk = rsa_pubkey(pub);
+	static const char msg[] = "a session key, say";
+	uint8_t ct[P11_RSA_BYTES_MAX], pt[P11_RSA_BYTES_MAX];
+	uint32_t len;
+	struct {
+		CK_MECHANISM_TYPE hash;
+		const char *label;
+	} cases[] = { { CKM_SHA256, NULL }, { CKM_SHA_1, "cloak" }, { CKM_SHA512, "x" }, { 0, NULL } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t n = rsa_encrypt(pk, cases[i].hash, cases[i].label, msg, ct);
+		assert_int_equal(decrypt_init(priv, cases[i].hash, p11_rsa_mgf1(cases[i].hash), cases[i].label),
+				 CKR_OK);
+		/* Too small a buffer gets the length and keeps the operation. */
+		assert_int_equal(decrypt(ct, n, 4, pt, &len), CKR_BUFFER_TOO_SMALL);
+		assert_int_equal(len, strlen(msg));
+		assert_int_equal(decrypt(ct, n, sizeof pt, pt, &len), CKR_OK);
+		assert_int_equal(len, strlen(msg));
+		assert_memory_equal(pt, msg, len);
+	}
+	/* The control: another label does not decrypt. */
+	size_t n = rsa_encrypt(pk, CKM_SHA256, "one", msg, ct);
+	assert_int_equal(decrypt_init(priv, CKM_SHA256, CKG_MGF1_SHA256, "two"), CKR_OK);
+	assert_int_equal(decrypt(ct, n, sizeof pt, pt, &len), CKR_ENCRYPTED_DATA_INVALID);
+	assert_int_equal(decrypt(ct, n, sizeof pt, pt, &len), CKR_OPERATION_NOT_INITIALIZED);
+	assert_int_equal(decrypt_init(priv, CKM_SHA256, CKG_MGF1_SHA1, NULL), CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(decrypt_init(priv, CKM_MD5, CKG_MGF1_SHA256, NULL), CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(decrypt_init(ec, CKM_SHA256, CKG_MGF1_SHA256, NULL), CKR_KEY_TYPE_INCONSISTENT);
+	/* Not a whole block. */
+	assert_int_equal(decrypt_init(priv, CKM_SHA256, CKG_MGF1_SHA256, NULL), CKR_OK);
+	assert_int_equal(decrypt(ct, n - 1, sizeof pt, pt, &len), CKR_ENCRYPTED_DATA_LEN_RANGE);
+	EVP_PKEY_free(pk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +746,9 @@ int main(void)
 		cmocka_unit_test_setup(test_sessions_and_pins, setup),
 		cmocka_unit_test_setup(test_apps_evicted, setup),
 		cmocka_unit_test_setup(test_blob, setup),
+		cmocka_unit_test_setup(test_rsa_sign, setup),
+		cmocka_unit_test_setup(test_rsa_attrs_import, setup),
+		cmocka_unit_test_setup(test_rsa_decrypt, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

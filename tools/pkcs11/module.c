@@ -590,7 +590,42 @@ EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDL
 	return simple();
 }
 
-/* The result of SIGN or SIGN_FINAL: the signature's length, and the
+/* CK_RSA_PKCS_OAEP_PARAMS holds a pointer to its label: it travels
+ * flattened (p11_wire.h). Other mechanisms' parameters as they are. */
+static CK_RV put_decrypt_mechanism(CK_MECHANISM_PTR m)
+{
+	if (!m || m->mechanism != CKM_RSA_PKCS_OAEP)
+		return put_mechanism(m);
+	const CK_RSA_PKCS_OAEP_PARAMS *p = m->pParameter;
+	if (!p || m->ulParameterLen != sizeof *p || (!p->pSourceData && p->ulSourceDataLen) ||
+	    p->ulSourceDataLen > P11_OAEP_LABEL_MAX)
+		return CKR_MECHANISM_PARAM_INVALID;
+	uint8_t flat[3 * 8 + P11_OAEP_LABEL_MAX];
+	struct p11_writer w;
+	p11_writer_init(&w, flat, sizeof flat);
+	p11_put_u64(&w, p->hashAlg);
+	p11_put_u64(&w, p->mgf);
+	p11_put_u64(&w, p->source);
+	if (p->ulSourceDataLen)
+		p11_put_raw(&w, p->pSourceData, p->ulSourceDataLen);
+	p11_put_u64(&call.w, m->mechanism);
+	p11_put_bytes(&call.w, flat, w.len);
+	return CKR_OK;
+}
+
+EXPORT CK_RV C_DecryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
+{
+	ENTER();
+	begin(P11_OP_DECRYPT_INIT);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_decrypt_mechanism(m);
+	if (rv != CKR_OK)
+		return leave(rv);
+	p11_put_u64(&call.w, key);
+	return simple();
+}
+
+/* The result of SIGN, SIGN_FINAL or DECRYPT: the signature's length, and the
  * signature unless it was a length query or did not fit. Called locked,
  * the request built; does not unlock. */
 static CK_RV sign_result(CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
@@ -635,6 +670,19 @@ static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 		done += n;
 	}
 	return CKR_OK;
+}
+
+/* Single-part only (RSA: the ciphertext is one block). */
+EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER();
+	if ((!in && len) || !outlen)
+		return leave(CKR_ARGUMENTS_BAD);
+	if (len > P11_DATA_MAX)
+		return leave(CKR_ENCRYPTED_DATA_LEN_RANGE);
+	put_sign_head(P11_OP_DECRYPT, s, out, outlen);
+	p11_put_bytes(&call.w, in, len);
+	return leave(sign_result(out, outlen));
 }
 
 EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
@@ -723,8 +771,6 @@ NS(C_EncryptInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
 NS(C_Encrypt, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_EncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_EncryptFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_DecryptInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
-NS(C_Decrypt, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_DecryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_DecryptFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_DigestInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m)

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: ISC */
+/* RSA keys on Mbed TLS: see p11_rsa.h. */
+#include "p11_rsa.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifdef CLOAK_RT_STDIO_H
+/* The guest's <stdio.h> has no streams; Mbed TLS's headers only name
+ * FILE (for functions the token never calls). */
+typedef struct p11_no_file FILE;
+#endif
+#include <mbedtls/bignum.h>
+#include <mbedtls/md.h>
+#include <mbedtls/rsa.h>
+
+const uint64_t p11_rsa_attr[P11_RSA_PARTS] = {
+	CKA_MODULUS, CKA_PUBLIC_EXPONENT, CKA_PRIVATE_EXPONENT, CKA_PRIME_1,
+	CKA_PRIME_2, CKA_EXPONENT_1,	  CKA_EXPONENT_2,	CKA_COEFFICIENT,
+};
+
+bool p11_rsa_secret_attr(uint64_t type)
+{
+	for (int i = P11_RSA_D; i < P11_RSA_PARTS; i++)
+		if (p11_rsa_attr[i] == type)
+			return true;
+	return false;
+}
+
+void p11_rsa_view(const struct p11_object *o, struct p11_rsa_key *k)
+{
+	for (int i = 0; i < P11_RSA_PARTS; i++) {
+		uint32_t len = 0;
+		k->v[i] = p11_obj_attr(o, p11_rsa_attr[i], &len);
+		k->len[i] = len;
+	}
+}
+
+/* Mbed TLS's random source: the caller's DRBG. */
+static int rng(void *drbg, unsigned char *out, size_t len)
+{
+	br_hmac_drbg_generate(drbg, out, len);
+	return 0;
+}
+
+static mbedtls_md_type_t md_of(CK_MECHANISM_TYPE hash)
+{
+	switch (hash) {
+	case CKM_SHA_1: return MBEDTLS_MD_SHA1;
+	case CKM_SHA256: return MBEDTLS_MD_SHA256;
+	case CKM_SHA384: return MBEDTLS_MD_SHA384;
+	case CKM_SHA512: return MBEDTLS_MD_SHA512;
+	default: return MBEDTLS_MD_NONE;
+	}
+}
+
+size_t p11_rsa_hash_len(CK_MECHANISM_TYPE hash)
+{
+	switch (hash) {
+	case CKM_SHA_1: return 20;
+	case CKM_SHA256: return 32;
+	case CKM_SHA384: return 48;
+	case CKM_SHA512: return 64;
+	default: return 0;
+	}
+}
+
+CK_RSA_PKCS_MGF_TYPE p11_rsa_mgf1(CK_MECHANISM_TYPE hash)
+{
+	switch (hash) {
+	case CKM_SHA_1: return CKG_MGF1_SHA1;
+	case CKM_SHA256: return CKG_MGF1_SHA256;
+	case CKM_SHA384: return CKG_MGF1_SHA384;
+	case CKM_SHA512: return CKG_MGF1_SHA512;
+	default: return 0;
+	}
+}
+
+/* Writes X at *p with its minimal length (one byte for zero) as part i. */
+static bool put_part(const mbedtls_mpi *x, uint8_t **p, const uint8_t *end, struct p11_rsa_key *k, int i)
+{
+	size_t n = mbedtls_mpi_size(x);
+	if (!n)
+		n = 1;
+	if ((size_t)(end - *p) < n || mbedtls_mpi_write_binary(x, *p, n))
+		return false;
+	k->v[i] = *p, k->len[i] = n;
+	*p += n;
+	return true;
+}
+
+/* Writes the context's key to buf, viewed by k (private: all parts). */
+static bool save(const mbedtls_rsa_context *ctx, bool priv, uint8_t *buf, struct p11_rsa_key *k)
+{
+	mbedtls_mpi x[P11_RSA_PARTS];
+	for (int i = 0; i < P11_RSA_PARTS; i++)
+		mbedtls_mpi_init(&x[i]);
+	memset(k, 0, sizeof *k);
+	bool ok = !mbedtls_rsa_export(ctx, &x[P11_RSA_N], priv ? &x[P11_RSA_P] : NULL, priv ? &x[P11_RSA_Q] : NULL,
+				      priv ? &x[P11_RSA_D] : NULL, &x[P11_RSA_PUBEXP]) &&
+		  (!priv || !mbedtls_rsa_export_crt(ctx, &x[P11_RSA_DP], &x[P11_RSA_DQ], &x[P11_RSA_QINV]));
+	uint8_t *p = buf;
+	for (int i = 0; ok && i < (priv ? P11_RSA_PARTS : P11_RSA_PUB_PARTS); i++)
+		ok = put_part(&x[i], &p, buf + P11_RSA_BUF, k, i);
+	for (int i = 0; i < P11_RSA_PARTS; i++)
+		mbedtls_mpi_free(&x[i]);
+	return ok;
+}
+
+/* A value's length without its leading zero bytes. */
+static size_t trimmed(const uint8_t *v, size_t len, const uint8_t **start)
+{
+	while (len && !*v)
+		v++, len--;
+	*start = v;
+	return len;
+}
+
+static bool same_value(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	alen = trimmed(a, alen, &a);
+	blen = trimmed(b, blen, &b);
+	return alen == blen && !memcmp(a, b, alen);
+}
+
+static bool bits_ok(const mbedtls_rsa_context *ctx)
+{
+	size_t bits = mbedtls_mpi_bitlen(&ctx->N);
+	return bits >= P11_RSA_BITS_MIN && bits <= P11_RSA_BITS_MAX;
+}
+
+/* Builds ctx from a stored key (n, e, d, p, q: Mbed TLS recomputes the
+ * CRT values, which p11_rsa_import made sure match the stored ones). */
+static bool load(mbedtls_rsa_context *ctx, const struct p11_rsa_key *k, bool priv)
+{
+	mbedtls_rsa_init(ctx, MBEDTLS_RSA_PKCS_V15, 0);
+	const uint8_t *v[P11_RSA_PARTS] = { 0 };
+	size_t len[P11_RSA_PARTS] = { 0 };
+	for (int i = 0; i < (priv ? P11_RSA_PARTS : P11_RSA_PUB_PARTS); i++) {
+		if (k->v[i] && k->len[i] > P11_RSA_BYTES_MAX)
+			return false;
+		if (k->v[i] && k->len[i])
+			v[i] = k->v[i], len[i] = k->len[i];
+	}
+	return !mbedtls_rsa_import_raw(ctx, v[P11_RSA_N], len[P11_RSA_N], v[P11_RSA_P], len[P11_RSA_P],
+				       v[P11_RSA_Q], len[P11_RSA_Q], v[P11_RSA_D], len[P11_RSA_D],
+				       v[P11_RSA_PUBEXP], len[P11_RSA_PUBEXP]) &&
+	       !mbedtls_rsa_complete(ctx) && bits_ok(ctx) &&
+	       !(priv ? mbedtls_rsa_check_privkey(ctx) : mbedtls_rsa_check_pubkey(ctx));
+}
+
+bool p11_rsa_keygen(br_hmac_drbg_context *drbg, unsigned bits, uint8_t *buf, struct p11_rsa_key *k)
+{
+	mbedtls_rsa_context ctx;
+	mbedtls_rsa_init(&ctx, MBEDTLS_RSA_PKCS_V15, 0);
+	bool ok = bits >= P11_RSA_BITS_MIN && bits <= P11_RSA_BITS_MAX && bits % 8 == 0 &&
+		  !mbedtls_rsa_gen_key(&ctx, rng, drbg, bits, P11_RSA_E) && !mbedtls_rsa_check_privkey(&ctx) &&
+		  save(&ctx, true, buf, k);
+	mbedtls_rsa_free(&ctx);
+	return ok;
+}
+
+unsigned p11_rsa_import(const struct p11_rsa_key *in, bool priv, uint8_t *buf, struct p11_rsa_key *out)
+{
+	mbedtls_rsa_context ctx;
+	bool ok = load(&ctx, in, priv) && save(&ctx, priv, buf, out);
+	/* CRT values given with the key must be the ones its primes give. */
+	for (int i = P11_RSA_P; ok && priv && i < P11_RSA_PARTS; i++)
+		if (in->v[i])
+			ok = same_value(in->v[i], in->len[i], out->v[i], out->len[i]);
+	unsigned bits = ok ? (unsigned)mbedtls_mpi_bitlen(&ctx.N) : 0;
+	mbedtls_rsa_free(&ctx);
+	return bits;
+}
+
+unsigned p11_rsa_bits(const struct p11_rsa_key *k)
+{
+	const uint8_t *n;
+	size_t len = k->v[P11_RSA_N] ? trimmed(k->v[P11_RSA_N], k->len[P11_RSA_N], &n) : 0;
+	if (!len)
+		return 0;
+	unsigned bits = (unsigned)len * 8;
+	for (unsigned top = n[0]; !(top & 0x80); top <<= 1)
+		bits--;
+	return bits;
+}
+
+bool p11_rsa_sign_pkcs1(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
+			const uint8_t *in, size_t len, uint8_t *sig)
+{
+	mbedtls_md_type_t md = md_of(hash);
+	if (hash && (md == MBEDTLS_MD_NONE || len != p11_rsa_hash_len(hash)))
+		return false;
+	mbedtls_rsa_context ctx;
+	bool ok = load(&ctx, k, true) && (hash || len + 11 <= mbedtls_rsa_get_len(&ctx)) &&
+		  !mbedtls_rsa_rsassa_pkcs1_v15_sign(&ctx, rng, drbg, MBEDTLS_RSA_PRIVATE, md, (unsigned)len, in,
+						     sig);
+	mbedtls_rsa_free(&ctx);
+	return ok;
+}
+
+size_t p11_rsa_pss_salt_max(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash)
+{
+	/* RFC 8017 9.1.1: emLen = ceil((modBits - 1) / 8) >= hLen + sLen + 2. */
+	size_t em = (p11_rsa_bits(k) + 6) / 8, h = p11_rsa_hash_len(hash);
+	return em >= h + 2 ? em - h - 2 : 0;
+}
+
+bool p11_rsa_sign_pss(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
+		      size_t salt, const uint8_t *h, size_t hlen, uint8_t *sig)
+{
+	mbedtls_md_type_t md = md_of(hash);
+	if (md == MBEDTLS_MD_NONE || hlen != p11_rsa_hash_len(hash) || salt > p11_rsa_pss_salt_max(k, hash))
+		return false;
+	mbedtls_rsa_context ctx;
+	bool ok = load(&ctx, k, true);
+	if (ok) {
+		mbedtls_rsa_set_padding(&ctx, MBEDTLS_RSA_PKCS_V21, md);
+		ok = !mbedtls_rsa_rsassa_pss_sign_ext(&ctx, rng, drbg, md, (unsigned)hlen, h, (int)salt, sig);
+	}
+	mbedtls_rsa_free(&ctx);
+	return ok;
+}
+
+bool p11_rsa_decrypt(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
+		     const uint8_t *label, size_t label_len, const uint8_t *in, size_t len, uint8_t *out,
+		     size_t *outlen)
+{
+	mbedtls_md_type_t md = md_of(hash);
+	if (hash && md == MBEDTLS_MD_NONE)
+		return false;
+	mbedtls_rsa_context ctx;
+	bool ok = load(&ctx, k, true) && len == mbedtls_rsa_get_len(&ctx);
+	if (ok && hash) {
+		mbedtls_rsa_set_padding(&ctx, MBEDTLS_RSA_PKCS_V21, md);
+		ok = !mbedtls_rsa_rsaes_oaep_decrypt(&ctx, rng, drbg, MBEDTLS_RSA_PRIVATE, label, label_len, outlen,
+						     in, out, len);
+	} else if (ok) {
+		ok = !mbedtls_rsa_rsaes_pkcs1_v15_decrypt(&ctx, rng, drbg, MBEDTLS_RSA_PRIVATE, outlen, in, out, len);
+	}
+	mbedtls_rsa_free(&ctx);
+	return ok;
+}
