@@ -47,9 +47,9 @@ $(O)/bench/libcloak_start_plain: bench/libcloak_start.c
 ALL_TARGETS += $(O)/bench/libcloak_bench $(O)/bench/libcloak_start_cloak $(O)/bench/libcloak_start_plain
 BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench bench/libcloak-cli-bench
 
-include bench/io.mk bench/ssh_agent.mk
+include bench/io.mk bench/ssh_agent.mk bench/pkcs11.mk
 
 # The benchmarks that boot guests: bench/run-benches leaves them out where
 # the host has no /dev/kvm, and says that make bench-svm runs them.
-KVM_BENCHES := bench/run-core-bench bench/peers-bench bench/io-bench bench/ssh-agent-bench
+KVM_BENCHES := bench/run-core-bench bench/peers-bench bench/io-bench bench/ssh-agent-bench bench/pkcs11-bench
 bench: export CLOAK_KVM_BENCHES = $(KVM_BENCHES)
