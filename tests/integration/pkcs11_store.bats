@@ -212,7 +212,7 @@ private_keys() {
 		CLOAK_PKCS11_PID=
 		start_token || { echo "restart after a kill at $pct% refused the store"; return 1; }
 		after=$(private_keys)
-		echo "kill at $pct% of $ms ms: $before -> $after keys"
+		echo "# kill at $pct% of $ms ms: $before -> $after keys" >&3
 		{ [ "$after" -eq "$before" ] || [ "$after" -eq $((before + 1)) ]; } || return 1
 		before=$after
 		n=$((n + 1))
