@@ -189,34 +189,63 @@ private_keys() {
 	[[ "$output" == *"init -f -s"* ]] || { echo "$output"; return 1; }
 }
 
-@test "store: the token killed (SIGKILL) during key generation and its commit leaves the old or the new object set, never a broken store" {
+# data_sum: a checksum of the image past its two header sectors (the data
+# slots), which only a commit writes.
+data_sum() {
+	tail -c +1025 "$IMG" | cksum
+}
+
+# kill_when_data_written: SIGKILLs the token as soon as a commit has
+# written to the data slots (before or after its header write: either is
+# a point a crash may hit), or after 60 s.
+kill_when_data_written() {
+	local sum
+	sum=$(data_sum)
+	for _ in $(seq 20000); do
+		[ "$(data_sum)" != "$sum" ] && break
+		kill -0 "$CLOAK_PKCS11_PID" 2>/dev/null || break
+		[ "$SECONDS" -lt "$1" ] || break
+	done
+	kill -9 "$CLOAK_PKCS11_PID"
+}
+
+@test "store: the token killed (SIGKILL) during login, key generation and its commit leaves the old or the new object set, never a broken store" {
 	need_store
 	run init_image
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	# One uninterrupted login + key generation + commit, timed, sets the
-	# kill delays: at 40% to 98% of it.
+	# kill delays: at 10%, 30% and 60% of it (the login's tries written,
+	# the derivation, the key generation), then twice the moment the
+	# commit's data reaches the image.
 	start_token
-	local t0 t1 ms n=1 before after id
+	local t0 t1 ms n=1 before after id kept=0 at
 	t0=$(date +%s%N)
 	p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 01 > /dev/null
 	t1=$(date +%s%N)
 	ms=$(((t1 - t0) / 1000000))
 	before=$(private_keys)
 	[ "$before" -eq 1 ]
-	for pct in 40 70 85 95 98; do
+	for at in 10 30 60 data data; do
 		id=$(printf '%02x' $((n + 1)))
 		p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id "$id" > /dev/null 2>&1 &
-		sleep "$(awk -v ms="$ms" -v p="$pct" 'BEGIN { printf "%.3f", ms * p / 100000 }')"
-		kill -9 "$CLOAK_PKCS11_PID"
+		if [ "$at" = data ]; then
+			kill_when_data_written $((SECONDS + 60))
+		else
+			sleep "$(awk -v ms="$ms" -v p="$at" 'BEGIN { printf "%.3f", ms * p / 100000 }')"
+			kill -9 "$CLOAK_PKCS11_PID"
+		fi
 		wait || true
 		CLOAK_PKCS11_PID=
-		start_token || { echo "restart after a kill at $pct% refused the store"; return 1; }
+		start_token || { echo "restart after a kill at $at refused the store"; return 1; }
 		after=$(private_keys)
-		echo "# kill at $pct% of $ms ms: $before -> $after keys" >&3
+		echo "# kill at $at (% of $ms ms, or the data write): $before -> $after keys" >&3
 		{ [ "$after" -eq "$before" ] || [ "$after" -eq $((before + 1)) ]; } || return 1
+		[ "$after" -eq "$before" ] && kept=$((kept + 1))
 		before=$after
 		n=$((n + 1))
 	done
+	# Some kill came before a commit finished (else none tested a crash).
+	[ "$kept" -ge 1 ]
 	echo "signed after the kills $RANDOM" > "$TMP/msg"
 	p11 --read-object --type pubkey --id 01 -o "$TMP/pub01.der"
 	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
