@@ -41,7 +41,11 @@ static void store_random(void *ctx, void *buf, size_t n)
 
 static void say(const char *what, int err)
 {
-	printf("pkcs11: token store: %s: %s\n", what, p11_store_strerror(err));
+	printf("pkcs11: token store: %s: %s%s\n", what, p11_store_strerror(err),
+	       err == P11_STORE_ETAMPERED || err == P11_STORE_ECORRUPT
+		       ? "; the image was changed outside the token: restore it from a backup, or "
+			 "initialise a new token over it (cloak-pkcs11 init -f; its keys are lost)"
+		       : "");
 }
 
 static CK_RV rv_of(int err)

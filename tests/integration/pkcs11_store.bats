@@ -178,7 +178,7 @@ private_keys() {
 	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *CKR_DEVICE_ERROR* ]] || { echo "$output"; return 1; }
 	run token_log
-	[[ "$output" == *"altered or rolled back"* ]] || { echo "$output"; return 1; }
+	[[ "$output" == *"altered or rolled back"*"restore it from a backup"* ]] || { echo "$output"; return 1; }
 	stop_token
 	for off in 100 612; do
 		printf '\x5a' | dd of="$IMG" bs=1 seek="$off" conv=notrunc status=none
