@@ -245,7 +245,7 @@ sign_verify() {
 
 @test "cloak-pkcs11 start, init and stop; the module reads the socket the launcher printed" {
 	need_kvm
-	export TMPDIR=$TMP
+	export TMPDIR=$TMP CLOAK # the suite's monitor (CLOAK_TEST_MEMORY's backend)
 	run "$LAUNCHER" start -m
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	eval "$output"
