@@ -31,7 +31,7 @@ $(O)/san/host/examples/ssh-agent/%.o: examples/ssh-agent/%.c
 	$(CC) $(SAN_CFLAGS) -MMD -c -o $@ $<
 -include $(SSH_AGENT_HOST_OBJ:.o=.d) $(SSH_AGENT_HOST_OBJ:$(O)/%.o=$(O)/san/%.d)
 # The PKCS#11 token's store (examples/pkcs11/store.c, docs/pkcs11-store.md):
-# compiled for the guest (no guest links it yet) and for the host's unit
+# compiled for the token guest (examples/pkcs11/build.mk) and for the host's unit
 # test and fuzz target (tests/unit/p11_store.mk, tests/fuzz/p11_store.mk).
 ALL_TARGETS += $(O)/guest/examples/pkcs11/store.o
 P11_STORE_HOST_OBJ := $(O)/host/examples/pkcs11/store.o

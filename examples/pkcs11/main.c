@@ -3,8 +3,12 @@
  * PKCS#11 token guest: a token whose private keys live in protected guest
  * memory, served on a channel the monitor listens on.
  *
- *   cloak --channel p11=listen:SOCK build/examples/pkcs11.elf \
+ *   cloak --channel p11=listen:SOCK [--block store=IMAGE] build/examples/pkcs11.elf \
  *         [-- [--idle=SECONDS] [--message-timeout=SECONDS]]
+ *
+ * With the block device "store" the token keeps its objects and PINs
+ * there, encrypted (p11_persist.c, docs/pkcs11-store.md); without it they
+ * last until the guest stops.
  *
  * libcloak-pkcs11.so (tools/pkcs11) connects to SOCK once per call, sends
  * one frame and reads one back (p11_wire.h). The token serves one
@@ -23,6 +27,7 @@
 #include "../ssh-agent/agent_wipe.h"
 #include "cloak/channel.h"
 #include "cloak/guest.h"
+#include "p11_persist.h"
 #include "p11_token.h"
 
 #define CHANNEL "p11"
@@ -36,14 +41,14 @@ static struct p11_token token;
 static uint8_t msg[P11_BODY_MAX];
 static uint8_t reply[4 + P11_BODY_MAX];
 static uint64_t idle_ns = 10 * NS_PER_S, message_ns = 10 * NS_PER_S;
-static char entropy_report[96];
+static char entropy_report[96], store_report[96];
 
 static bool env_seed(void *ctx, br_hmac_drbg_context *drbg)
 {
 	return entropy_seed(drbg, entropy_report, sizeof entropy_report) > 0;
 }
 
-static const struct p11_env env = { env_seed, NULL };
+static struct p11_env env = { env_seed, NULL, NULL };
 
 /* Zeroes the stack below the caller's frame, where the handler and
  * BearSSL kept their temporaries. */
@@ -125,7 +130,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* A serial number drawn at boot: the token is new each start. */
+	/* A serial number drawn at boot (a new one each start, store or not). */
 	br_hmac_drbg_context drbg;
 	uint8_t rnd[P11_SERIAL / 2], serial[P11_SERIAL];
 	if (!env_seed(NULL, &drbg)) {
@@ -139,6 +144,8 @@ int main(int argc, char **argv)
 		serial[2 * i + 1] = "0123456789abcdef"[rnd[i] & 15];
 	}
 	p11_token_init(&token, &env, serial);
+	if (p11_persist_open(&token, &env.persist, store_report, sizeof store_report))
+		return 1;
 	if (!cloak_protection())
 		printf("pkcs11: warning: memory protection is off\n");
 	int h = cloak_chan_open(CHANNEL);
@@ -146,8 +153,8 @@ int main(int argc, char **argv)
 		printf("pkcs11: no channel '" CHANNEL "' (%d): run with --channel " CHANNEL "=listen:SOCKET\n", h);
 		return 1;
 	}
-	printf("pkcs11: ready; protection 0x%llx; %s\n", (unsigned long long)cloak_protection(),
-	       entropy_report);
+	printf("pkcs11: ready; protection 0x%llx; %s; %s\n", (unsigned long long)cloak_protection(),
+	       entropy_report, store_report);
 	for (;;) {
 		const char *why = serve(h);
 		if (why && strcmp(why, "idle"))

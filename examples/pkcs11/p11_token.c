@@ -23,8 +23,9 @@ void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_
 		t->apps[i].login = P11_NOBODY;
 }
 
-/* ---- PINs: a salted SHA-256 (the persistent store will bring a slow
- * derivation and a retry counter; docs/pkcs11.md). */
+/* ---- PINs in memory: a salted SHA-256, for a token without a store
+ * (with one, the store checks PINs: a slow derivation and a persisted
+ * retry counter; docs/pkcs11-store.md). */
 
 static void pin_hash(const uint8_t salt[16], const uint8_t *pin, uint32_t len, uint8_t out[32])
 {
@@ -240,8 +241,14 @@ static CK_RV op_login(struct p11_call *c)
 	struct p11_pin *p = who == CKU_SO ? &c->t->so : &c->t->user;
 	if (!p->set)
 		return CKR_USER_PIN_NOT_INITIALIZED;
-	if (!pin_ok(p, pin, len))
+	const struct p11_persist *ps = c->t->env->persist;
+	if (ps) {
+		CK_RV rv = ps->login(ps->ctx, c->t, who, pin, len);
+		if (rv != CKR_OK)
+			return rv;
+	} else if (!pin_ok(p, pin, len)) {
 		return CKR_PIN_INCORRECT;
+	}
 	c->app->login = who;
 	return CKR_OK;
 }
@@ -271,11 +278,21 @@ static CK_RV op_init_token(struct p11_call *c)
 	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
 		if (c->t->sessions[i].handle)
 			return CKR_SESSION_EXISTS;
-	if (c->t->initialized && !pin_ok(&c->t->so, pin, len))
-		return CKR_PIN_INCORRECT;
-	CK_RV rv = pin_set(c->t, &c->t->so, pin, len);
-	if (rv != CKR_OK)
-		return rv;
+	const struct p11_persist *ps = c->t->env->persist;
+	if (ps) {
+		if (len < P11_PIN_MIN || len > P11_PIN_MAX)
+			return CKR_PIN_LEN_RANGE;
+		CK_RV rv = ps->init_token(ps->ctx, pin, len, label);
+		if (rv != CKR_OK)
+			return rv;
+		c->t->so.set = true;
+	} else {
+		if (c->t->initialized && !pin_ok(&c->t->so, pin, len))
+			return CKR_PIN_INCORRECT;
+		CK_RV rv = pin_set(c->t, &c->t->so, pin, len);
+		if (rv != CKR_OK)
+			return rv;
+	}
 	/* A new token: no user PIN, no objects, nobody logged in. */
 	agent_wipe(&c->t->user, sizeof c->t->user);
 	p11_objects_init(&c->t->objects);
@@ -299,7 +316,15 @@ static CK_RV op_init_pin(struct p11_call *c)
 		return CKR_SESSION_READ_ONLY;
 	if (c->app->login != CKU_SO)
 		return CKR_USER_NOT_LOGGED_IN;
-	return pin_set(c->t, &c->t->user, pin, len);
+	const struct p11_persist *ps = c->t->env->persist;
+	if (!ps)
+		return pin_set(c->t, &c->t->user, pin, len);
+	if (len < P11_PIN_MIN || len > P11_PIN_MAX)
+		return CKR_PIN_LEN_RANGE;
+	CK_RV rv = ps->init_pin(ps->ctx, pin, len);
+	if (rv == CKR_OK)
+		c->t->user.set = true;
+	return rv;
 }
 
 static CK_RV op_set_pin(struct p11_call *c)
@@ -317,6 +342,13 @@ static CK_RV op_set_pin(struct p11_call *c)
 	struct p11_pin *p = c->app->login == CKU_SO ? &c->t->so : &c->t->user;
 	if (!p->set)
 		return CKR_USER_PIN_NOT_INITIALIZED;
+	const struct p11_persist *ps = c->t->env->persist;
+	if (ps) {
+		if (nlen < P11_PIN_MIN || nlen > P11_PIN_MAX)
+			return CKR_PIN_LEN_RANGE;
+		return ps->set_pin(ps->ctx, c->app->login == CKU_SO ? CKU_SO : CKU_USER, old, olen, new,
+				   nlen);
+	}
 	if (!pin_ok(p, old, olen))
 		return CKR_PIN_INCORRECT;
 	return pin_set(c->t, p, new, nlen);
@@ -334,6 +366,8 @@ static CK_RV op_token_info(struct p11_call *c)
 	}
 	CK_FLAGS flags = CKF_RNG | CKF_LOGIN_REQUIRED | (t->initialized ? CKF_TOKEN_INITIALIZED : 0) |
 			 (t->user.set ? CKF_USER_PIN_INITIALIZED : 0);
+	if (t->env->persist)
+		flags |= t->env->persist->pin_flags(t->env->persist->ctx);
 	p11_put_raw(c->w, t->label, P11_LABEL);
 	p11_put_raw(c->w, t->serial, P11_SERIAL);
 	p11_put_u64(c->w, flags);
@@ -471,6 +505,15 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 		rv = CKR_ARGUMENTS_BAD;
 	if (rv == CKR_OK && w.bad)
 		rv = CKR_DEVICE_MEMORY;
+	/* A change of token objects is stored before the reply says so; if
+	 * it cannot be, the change is undone and the reply says why. */
+	const struct p11_persist *ps = t->env->persist;
+	if (ps && (op == P11_OP_CREATE_OBJECT || op == P11_OP_DESTROY_OBJECT || op == P11_OP_SET_ATTRS ||
+		   op == P11_OP_GENERATE_KEY_PAIR)) {
+		CK_RV crv = ps->commit(ps->ctx, t);
+		if (rv == CKR_OK)
+			rv = crv;
+	}
 	/* Results go out with CKR_OK, and with the few other values that
 	 * carry them (p11_wire.h); otherwise the reply is the CK_RV alone. */
 	bool data = rv == CKR_OK || ((op == P11_OP_GET_ATTRS || op == P11_OP_SIGN || op == P11_OP_SIGN_FINAL ||

@@ -28,10 +28,39 @@
 #define P11_SESSIONS_MAX 128
 #define P11_NOBODY (~0ul) /* no login */
 
+struct p11_token;
+
+/*
+ * A persistent store behind the token (the guest's p11_persist.c, over
+ * store.c); without one the token lives in memory only. PINs are checked
+ * by the store (a try spent per check, persisted); every successful change
+ * of a token object is committed before the reply. Each returns a CK_RV.
+ */
+struct p11_persist {
+	/* who's PIN (CKU_USER or CKU_SO); the first success loads the stored
+	 * token objects into t (keeping its session objects). */
+	CK_RV (*login)(void *ctx, struct p11_token *t, unsigned long who, const uint8_t *pin,
+		       uint32_t len);
+	/* Stores t's token objects if they changed; on failure puts back the
+	 * last stored set (session objects kept). */
+	CK_RV (*commit)(void *ctx, struct p11_token *t);
+	/* A new store: this SO PIN and label, no objects, a user PIN nobody
+	 * knows (C_InitPIN sets it). Checks the old SO PIN first, if any. */
+	CK_RV (*init_token)(void *ctx, const uint8_t *so_pin, uint32_t len, const uint8_t *label);
+	/* C_InitPIN (the SO logged in) and C_SetPIN (who's old PIN checked). */
+	CK_RV (*init_pin)(void *ctx, const uint8_t *pin, uint32_t len);
+	CK_RV (*set_pin)(void *ctx, unsigned long who, const uint8_t *old, uint32_t olen,
+			 const uint8_t *pin, uint32_t len);
+	/* CKF_{USER,SO}_PIN_{COUNT_LOW,FINAL_TRY,LOCKED}, as the store counts. */
+	CK_FLAGS (*pin_flags)(void *ctx);
+	void *ctx;
+};
+
 struct p11_env {
 	/* Seeds drbg from fresh entropy; false if none could be had. */
 	bool (*seed)(void *ctx, br_hmac_drbg_context *drbg);
 	void *ctx;
+	const struct p11_persist *persist; /* NULL: in memory only */
 };
 
 struct p11_app {

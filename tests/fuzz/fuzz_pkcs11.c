@@ -35,7 +35,7 @@ static bool seed(void *ctx, br_hmac_drbg_context *d)
 	return true;
 }
 
-static const struct p11_env env = { seed, NULL };
+static const struct p11_env env = { seed, NULL, NULL };
 static struct p11_token base, tok;
 static struct p11_objects copy;
 static uint8_t out[P11_BODY_MAX], req[P11_BODY_MAX], blob[P11_OBJECTS_MAX * (P11_OBJ_DATA + 2048)],

@@ -246,18 +246,18 @@ sign_verify() {
 
 @test "cloak-pkcs11 start, init and stop; the module reads the socket the launcher printed" {
 	need_kvm
-	export TMPDIR=$TMP
-	run "$LAUNCHER" start
+	export TMPDIR=$TMP CLOAK # the suite's monitor (CLOAK_TEST_MEMORY's backend)
+	run "$LAUNCHER" start -m
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	eval "$output"
 	TOKEN_PID=$CLOAK_PKCS11_PID
 	[ -S "$CLOAK_PKCS11_SOCKET" ]
 	[ "$(stat -c %a "$(dirname "$CLOAK_PKCS11_SOCKET")")" = 700 ]
-	run "$LAUNCHER" init --label launched --so-pin "$SO_PIN" --pin "$PIN"
+	run "$LAUNCHER" init -r --label launched < <(printf '%s\n%s\n' "$SO_PIN" "$PIN")
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	run p11 -T
 	[[ "$output" == *"launched"* ]] || { echo "$output"; return 1; }
-	run "$LAUNCHER" init --label again
+	run "$LAUNCHER" init -r -s "$TMP/x.img" --label again
 	[ "$status" -eq 2 ] || { echo "$output"; return 1; }
 	run "$LAUNCHER" stop
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -291,11 +291,11 @@ sign_verify() {
 	[[ "$output" == *"library-description: cloak guest token"* ]] || { echo "$output"; return 1; }
 	# The installed launcher finds the installed monitor, guest and module.
 	export TMPDIR=$TMP
-	run env CLOAK="$CLOAK" "$prefix/bin/cloak-pkcs11" start
+	run env CLOAK="$CLOAK" "$prefix/bin/cloak-pkcs11" start -m
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	eval "$output"
 	TOKEN_PID=$CLOAK_PKCS11_PID
-	run "$prefix/bin/cloak-pkcs11" init --label installed --so-pin "$SO_PIN" --pin "$PIN"
+	run "$prefix/bin/cloak-pkcs11" init -r --label installed < <(printf '%s\n%s\n' "$SO_PIN" "$PIN")
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	run timeout 60 pkcs11-tool --module "$prefix/lib/pkcs11/libcloak-pkcs11.so" -T
 	[[ "$output" == *"installed"* ]] || { echo "$output"; return 1; }

@@ -36,7 +36,7 @@ static bool seed(void *ctx, br_hmac_drbg_context *d)
 	return true;
 }
 
-static const struct p11_env env = { seed, NULL };
+static const struct p11_env env = { seed, NULL, NULL };
 static struct p11_token tok;
 static uint8_t req[P11_BODY_MAX], out[P11_BODY_MAX];
 static struct p11_writer w;
