@@ -247,3 +247,21 @@ bool test_hooks_give_up_anyway(void)
 	const char *v = getenv("CLOAK_TEST_GIVE_UP");
 	return v && !strcmp(v, "1");
 }
+
+uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict, int32_t *status)
+{
+	static bool replied;
+	if (replied || !hook || strncmp(hook, "device-", 7))
+		return 0;
+	replied = true;
+	if (!strcmp(hook, "device-garbage"))
+		*verdict = 0x5a5a5a5a;
+	else if (!strcmp(hook, "device-status")) {
+		*verdict = 2; /* end the VM */
+		*status = 100000;
+	} else if (!strcmp(hook, "device-seq"))
+		*seq += 7;
+	else if (!strcmp(hook, "device-unsolicited"))
+		return *seq + 1;
+	return 0;
+}

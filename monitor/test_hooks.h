@@ -22,6 +22,12 @@
  *                   space and say whether the needle is there (the needle
  *                   comes reversed in CLOAK_TEST_NEEDLE_REV, so the
  *                   environment does not hold it).
+ *   device-garbage, device-status, device-seq, device-unsolicited
+ *                   (--device-process) the device process's first reply
+ *                   is out of shape: an unknown verdict; an end with a
+ *                   status no call gives; the wrong sequence number; or
+ *                   right, then followed by a reply to a request never
+ *                   made (process/split.c);
  * CLOAK_TEST_PHASES=1 (combines with any hook): the monitor's monotonic
  * clock at the end of each phase of a run (parse, KVM open, memory create,
  * load, vCPU setup, sandbox, run, teardown: close, wipe, unmap...), printed
@@ -38,6 +44,7 @@
 #define CLOAK_TEST_HOOKS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct vm;
 
@@ -48,6 +55,9 @@ void test_hooks_before_poll(void);
 bool test_hooks_give_up_anyway(void);
 void test_hooks_phase(const char *name);
 void test_hooks_phases_print(void);
+/* The device process's reply about to be published: a hook may change
+ * it; non-zero: publish that sequence number after it, unasked. */
+uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict, int32_t *status);
 #else
 static inline void test_hooks_init(void)
 {
@@ -69,6 +79,14 @@ static inline void test_hooks_phase(const char *name)
 }
 static inline void test_hooks_phases_print(void)
 {
+}
+static inline uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict,
+					       int32_t *status)
+{
+	(void)seq;
+	(void)verdict;
+	(void)status;
+	return 0;
 }
 #endif
 

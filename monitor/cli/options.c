@@ -95,6 +95,8 @@ static void usage(FILE *f)
 	      "                          byte stream to a Unix socket\n"
 	      "      --dump-shared=FILE  at exit, write every page the guest shared to FILE,\n"
 	      "                          which must not exist (what the host could see)\n"
+	      "      --device-process    make calls and run devices in a process apart that\n"
+	      "                          maps only shared pages and holds no KVM descriptor\n"
 	      "      --no-sandbox        debugging aid (valgrind, sanitizers): run without\n"
 	      "                          the seccomp syscall filter\n"
 	      "  -q, --quiet             print nothing but errors\n"
@@ -125,7 +127,8 @@ static int parse_backend(const char *s, enum gm_backend *b, bool *automatic)
 	return 0;
 }
 
-enum { OPT_MEMORY = 256, OPT_BLOCK, OPT_CHANNEL, OPT_JSON, OPT_DUMP_SHARED, OPT_NO_SANDBOX };
+enum { OPT_MEMORY = 256, OPT_BLOCK, OPT_CHANNEL, OPT_JSON, OPT_DUMP_SHARED, OPT_NO_SANDBOX,
+       OPT_DEVICE_PROCESS };
 
 enum opt_result options_parse(int argc, char **argv, struct options *o, struct fail *f,
 			      void *outp)
@@ -142,6 +145,7 @@ enum opt_result options_parse(int argc, char **argv, struct options *o, struct f
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dump-shared", required_argument, NULL, OPT_DUMP_SHARED },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "device-process", no_argument, NULL, OPT_DEVICE_PROCESS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -209,6 +213,7 @@ enum opt_result options_parse(int argc, char **argv, struct options *o, struct f
 		case OPT_JSON: o->json = true; break;
 		case OPT_DUMP_SHARED: o->dump_shared = optarg; break;
 		case OPT_NO_SANDBOX: o->no_sandbox = true; break;
+		case OPT_DEVICE_PROCESS: o->device_process = true; break;
 		case 'h':
 			usage(out);
 			return OPT_EXIT_OK;

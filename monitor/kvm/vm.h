@@ -27,6 +27,7 @@ struct vm {
 	uint64_t tsc_khz;
 	bool nx; /* the vCPU has NX: data pages are no-execute */
 	bool verbose, quiet;
+	bool no_sandbox; /* --no-sandbox: no seccomp filter in either process */
 	bool stopped; /* a handler ended the VM; exit_status is set */
 	int exit_status;
 	struct devices *dev;
@@ -35,6 +36,8 @@ struct vm {
 	/* The guest's rip at the last exit the monitor handled, where KVM
 	 * brings registers along with each exit (KVM_CAP_SYNC_REGS); else 0. */
 	uint64_t last_rip;
+	/* --device-process: calls are the device process's (process/split.h). */
+	bool split;
 };
 
 /* Ends the VM while it runs: one line on stderr ("cloak: ..."), the VM
