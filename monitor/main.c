@@ -36,7 +36,7 @@ struct session {
 	int dump_fd;
 	const char *dump_path;
 	uint64_t dev_caps; /* the devices' CLOAK_CAP_* bits, for the boot info */
-	struct split split; /* --device-process */
+	struct split split; /* the device process, unless --no-device-isolation */
 };
 
 /* Descriptors 0-2 closed at start would be taken by the first files the
@@ -290,7 +290,7 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof s);
 	s.vm.kvm.kvm_fd = s.vm.kvm.vm_fd = s.vm.vcpu_fd = -1;
 	s.dump_fd = -1;
-	s.split.pid = -1;
+	s.split.pid = s.split.pidfd = -1;
 	s.vm.verbose = o.verbose;
 	s.vm.no_sandbox = o.no_sandbox;
 	s.vm.quiet = o.quiet;

@@ -22,8 +22,10 @@
  *                   space and say whether the needle is there (the needle
  *                   comes reversed in CLOAK_TEST_NEEDLE_REV, so the
  *                   environment does not hold it).
+ *   sandbox-probe-devices  the same from the device process, once in its
+ *                   sandbox: the calls that would reach KVM or map memory;
  *   device-garbage, device-status, device-seq, device-unsolicited
- *                   (--device-process) the device process's first reply
+ *                   the device process's first reply
  *                   is out of shape: an unknown verdict; an end with a
  *                   status no call gives; the wrong sequence number; or
  *                   right, then followed by a reply to a request never
@@ -58,6 +60,9 @@ void test_hooks_phases_print(void);
 /* The device process's reply about to be published: a hook may change
  * it; non-zero: publish that sequence number after it, unasked. */
 uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict, int32_t *status);
+/* In the device process, before its sandbox (selfscan reads its maps)
+ * and in it (sandbox-probe-devices tries what its allowlist forbids). */
+void test_hooks_device_enter(bool sandboxed);
 #else
 static inline void test_hooks_init(void)
 {
@@ -79,6 +84,10 @@ static inline void test_hooks_phase(const char *name)
 }
 static inline void test_hooks_phases_print(void)
 {
+}
+static inline void test_hooks_device_enter(bool sandboxed)
+{
+	(void)sandboxed;
 }
 static inline uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict,
 					       int32_t *status)

@@ -36,7 +36,8 @@ struct vm {
 	/* The guest's rip at the last exit the monitor handled, where KVM
 	 * brings registers along with each exit (KVM_CAP_SYNC_REGS); else 0. */
 	uint64_t last_rip;
-	/* --device-process: calls are the device process's (process/split.h). */
+	/* Calls are the device process's (process/split.h), unless
+	 * --no-device-isolation. */
 	bool split;
 };
 

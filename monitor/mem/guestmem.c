@@ -411,11 +411,12 @@ void gm_become_device_side(struct guestmem *gm)
 	/* Only the mapping inherited from the runner stays: no descriptor to
 	 * map a page again, no page table to read, nothing to wipe here (the
 	 * runner wipes; a fault here must not zero the guest's memory). */
-	if (gm->mb.fd >= 0)
-		close(gm->mb.fd);
-	if (gm->mb.pagemap_fd >= 0)
-		close(gm->mb.pagemap_fd);
-	gm->mb.fd = gm->mb.pagemap_fd = -1;
+	int *fds[] = { &gm->mb.fd, &gm->mb.pagemap_fd };
+	for (unsigned i = 0; i < sizeof fds / sizeof fds[0]; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 	gm->device_side = true;
 	signals_set_emergency_wipe(NULL, 0);
 }

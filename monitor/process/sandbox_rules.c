@@ -82,7 +82,8 @@ static const struct allow broker_allow[] = {
 static const struct allow runner_allow[] = {
 	{ SCMP_SYS(futex), "process/split.c: the hand-off's wake-ups" },
 	{ SCMP_SYS(wait4), "process/split.c: is the device process still there?" },
-	{ SCMP_SYS(kill), "process/split.c: cut a sleeping call, end the device process" },
+	{ SCMP_SYS(pidfd_send_signal), "process/split.c: cut the device process's sleep, "
+					"or end it (it holds a pidfd of no other)" },
 	{ SCMP_SYS(nanosleep), "process/split.c: waiting for the device process to finish" },
 	{ SCMP_SYS(clock_nanosleep), "process/split.c: the same, through nanosleep()" },
 	{ SCMP_SYS(rt_sigreturn), "process/signals.c: return from a stop-request handler" },
@@ -118,13 +119,20 @@ static int add_all(scmp_filter_ctx ctx, const struct allow *a, size_t n)
 	return r;
 }
 
-int sandbox_rules_monitor(scmp_filter_ctx ctx)
+/* The run loop's KVM requests, and no other ioctl. */
+static int allow_kvm_requests(scmp_filter_ctx ctx)
 {
-	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
+	int r = 0;
 	for (size_t i = 0; i < sizeof kvm_requests / sizeof kvm_requests[0] && r == 0; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				     SCMP_A1(SCMP_CMP_EQ, kvm_requests[i], 0));
-	/* malloc maps memory; never executable memory. */
+	return r;
+}
+
+/* malloc maps memory; never executable memory. */
+static int no_exec_memory(scmp_filter_ctx ctx)
+{
+	int r = 0;
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
 				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
@@ -134,22 +142,19 @@ int sandbox_rules_monitor(scmp_filter_ctx ctx)
 	return r;
 }
 
-static int no_exec_memory(scmp_filter_ctx ctx)
+int sandbox_rules_monitor(scmp_filter_ctx ctx)
 {
-	int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				 SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
 	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
-				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-	return r;
+		r = allow_kvm_requests(ctx);
+	return r ? r : no_exec_memory(ctx);
 }
 
 int sandbox_rules_runner(scmp_filter_ctx ctx)
 {
 	int r = add_all(ctx, runner_allow, sizeof runner_allow / sizeof runner_allow[0]);
-	for (size_t i = 0; i < sizeof kvm_requests / sizeof kvm_requests[0] && r == 0; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_EQ, kvm_requests[i], 0));
+	if (r == 0)
+		r = allow_kvm_requests(ctx);
 	return r ? r : no_exec_memory(ctx);
 }
 

@@ -51,6 +51,13 @@ _Static_assert(sizeof(struct split_slot) <= 4096, "one page");
 
 static struct split *the_split; /* the runner's, for split_call */
 
+static int signal_device(const struct split *sp, int sig)
+{
+	/* Through the pidfd: the runner's sandbox allows no kill(), so it
+	 * can signal no process but this one. */
+	return (int)syscall(SYS_pidfd_send_signal, sp->pidfd, sig, NULL, 0);
+}
+
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
 {
 	/* Not FUTEX_PRIVATE_FLAG: the word is in memory two processes share. */
@@ -105,11 +112,13 @@ static void device_enter(struct vm *vm, pid_t runner, struct fail *f)
 	vm->run = NULL;
 	gm_become_device_side(vm->gm);
 	console_init();
+	test_hooks_device_enter(false);
 	if (!vm->no_sandbox && sandbox_enter_devices()) {
 		fprintf(stderr, "cloak: device process: cannot enter its seccomp sandbox: %s\n",
 			strerror(errno));
 		_exit(CLOAK_EXIT_DEVICE);
 	}
+	test_hooks_device_enter(true);
 	(void)f;
 }
 
@@ -120,8 +129,8 @@ static _Noreturn void device_main(struct split *sp, struct vm *vm, int dump_fd,
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&s->req_seq, memory_order_acquire);
 		if (seq == sp->seq) {
-			if (stop_requested())
-				device_finish(vm, dump_fd, dump_path);
+			/* A stop request that lands here is answered at the
+			 * next request: the runner is the one to end the VM. */
 			futex(&s->req_seq, FUTEX_WAIT, seq, NULL);
 			continue;
 		}
@@ -132,8 +141,14 @@ static _Noreturn void device_main(struct split *sp, struct vm *vm, int dump_fd,
 		int r = hc_dispatch(vm, (uint16_t)port, size, value);
 		if (r != 0 && !vm->stopped)
 			vm_fail(vm, CLOAK_EXIT_INTERNAL, "call on port 0x%x failed", port);
+		/* A stop request sent to this process alone (or cutting its
+		 * POLL) ends the VM as one sent to the runner would. */
+		int sig = signals_stop_signal();
+		if (sig && !vm->stopped)
+			vm_fail(vm, CLOAK_EXIT_INTERRUPTED, "interrupted by signal %d (%s), guest "
+				"stopped", sig, strsignal(sig));
 		reply(s, seq, vm->stopped ? SPLIT_END : SPLIT_RESUME, vm->exit_status);
-		if (vm->stopped || stop_requested())
+		if (vm->stopped)
 			device_finish(vm, dump_fd, dump_path);
 	}
 }
@@ -143,7 +158,7 @@ static _Noreturn void device_main(struct split *sp, struct vm *vm, int dump_fd,
 int split_start(struct split *sp, struct vm *vm, int *dump_fd, const char *dump_path,
 		struct fail *f)
 {
-	sp->pid = -1;
+	sp->pid = sp->pidfd = -1;
 	sp->seq = 0;
 	int mfd = memfd_create("cloak-split", MFD_CLOEXEC);
 	if (mfd < 0 || ftruncate(mfd, 4096) != 0) {
@@ -172,6 +187,14 @@ int split_start(struct split *sp, struct vm *vm, int *dump_fd, const char *dump_
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot fork the device process: %s",
 				strerror(errno));
 	sp->pid = pid;
+	sp->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (sp->pidfd < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		sp->pid = -1;
+		return fail_set(f, CLOAK_EXIT_NOHOST, "pidfd_open: %s (needs Linux 5.3+)",
+				strerror(errno));
+	}
 	/* The devices and the dump file are the device process's now. */
 	if (vm->dev) {
 		vm->dev->verbose = false;
@@ -209,16 +232,17 @@ static void mirror_memory_call(struct vm *vm, unsigned nr, uint32_t value)
 
 static int device_failed(struct vm *vm, const char *why)
 {
-	kill(the_split->pid, SIGKILL);
+	signal_device(the_split, SIGKILL);
 	return vm_fail(vm, CLOAK_EXIT_DEVICE, "device process %s: guest stopped", why);
 }
 
 /* A status a device process may end the VM with: the guest's own, or one
- * a call gives (the guest broke the ABI, aborted, or the call failed). */
+ * a call gives (the guest broke the ABI, aborted, the call failed, or a
+ * stop request reached the device process). */
 static bool status_in_shape(int32_t st)
 {
 	return (st >= 0 && st <= CLOAK_EXIT_STATUS_MAX) || st == CLOAK_EXIT_VIOLATION ||
-	       st == CLOAK_EXIT_ABORT || st == CLOAK_EXIT_INTERNAL;
+	       st == CLOAK_EXIT_ABORT || st == CLOAK_EXIT_INTERNAL || st == CLOAK_EXIT_INTERRUPTED;
 }
 
 int split_call(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
@@ -244,7 +268,7 @@ int split_call(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
 		if (stop_requested()) {
 			/* The call may sleep (POLL): cut it; the run loop ends
 			 * the VM with the stop request's status. */
-			kill(sp->pid, SIGTERM);
+			signal_device(sp, SIGTERM);
 			return 0;
 		}
 		if (futex(&s->rep_seq, FUTEX_WAIT, seq - 1, &slice) != 0 && errno == ETIMEDOUT &&
@@ -293,8 +317,9 @@ void split_end(struct split *sp)
 	if (!reaped(sp->pid, SPLIT_FINISH_MS)) {
 		fprintf(stderr, "cloak: device process did not finish in %d ms: killed\n",
 			SPLIT_FINISH_MS);
-		kill(sp->pid, SIGKILL);
+		signal_device(sp, SIGKILL);
 		waitpid(sp->pid, NULL, 0);
 	}
-	sp->pid = -1;
+	close(sp->pidfd);
+	sp->pid = sp->pidfd = -1;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The split monitor (--device-process): a vCPU runner and a device process
+ * The split monitor: a vCPU runner and a device process (the default;
+ * --no-device-isolation keeps one process, for benchmarks and controls)
  * (docs/design.md, "Two processes").
  *
  * The runner is the process that opens KVM, owns the VM, the vCPU and
@@ -36,6 +37,7 @@ struct split_slot;
 
 struct split {
 	pid_t pid; /* the device process, or -1 */
+	int pidfd; /* the runner's handle on it, or -1 */
 	struct split_slot *slot;
 	uint32_t seq; /* last request sent (runner) or answered (device) */
 };
