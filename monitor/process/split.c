@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,10 +37,13 @@ struct split_slot {
 	_Atomic uint32_t req_seq; /* runner: the request's number, 1, 2, ... */
 	uint32_t op;              /* enum split_op */
 	uint32_t port, size, value; /* the exit: an outl of value to port */
-	unsigned char pad_[44];   /* each half on its own cache line */
+	uint64_t req_token;       /* unpredictable until the request is made */
+	unsigned char pad_[32];   /* each half on its own cache line */
 	_Atomic uint32_t rep_seq; /* device: the request it answers */
 	uint32_t verdict;         /* enum split_verdict */
 	int32_t status;           /* SPLIT_END: the VM's exit status */
+	uint32_t pad2_;
+	uint64_t rep_token;       /* the request's, echoed */
 };
 _Static_assert(sizeof(struct split_slot) <= 4096, "one page");
 
@@ -50,11 +54,26 @@ _Static_assert(sizeof(struct split_slot) <= 4096, "one page");
 #define SPLIT_FINISH_MS 5000
 
 static struct split *the_split; /* the runner's, for split_call */
+static uint64_t token_state;    /* xorshift64, seeded from getrandom */
+
+/* Each request's token: a reply made before its request was (to a request
+ * never made) cannot echo it. Not a secret from the device process, which
+ * reads it with the request. */
+static uint64_t next_token(void)
+{
+	token_state ^= token_state << 13;
+	token_state ^= token_state >> 7;
+	token_state ^= token_state << 17;
+	return token_state;
+}
 
 static int signal_device(const struct split *sp, int sig)
 {
 	/* Through the pidfd: the runner's sandbox allows no kill(), so it
-	 * can signal no process but this one. */
+	 * can signal no process but this one. Without a pidfd (valgrind
+	 * knows no pidfd_open; it runs without the sandbox) kill() does. */
+	if (sp->pidfd < 0)
+		return kill(sp->pid, sig);
 	return (int)syscall(SYS_pidfd_send_signal, sp->pidfd, sig, NULL, 0);
 }
 
@@ -71,16 +90,21 @@ static bool stop_requested(void)
 
 /* ---- the device process ---- */
 
-static void reply(struct split_slot *s, uint32_t seq, uint32_t verdict, int32_t status)
+static void reply(struct split_slot *s, uint32_t seq, uint64_t token, uint32_t verdict,
+		  int32_t status)
 {
 	uint32_t extra = test_hooks_device_reply(&seq, &verdict, &status);
 	s->verdict = verdict;
 	s->status = status;
+	s->rep_token = token;
 	atomic_store_explicit(&s->rep_seq, seq, memory_order_release);
 	futex(&s->rep_seq, FUTEX_WAKE, 1, NULL);
-	if (extra) { /* a test hook's reply to a request never made */
+	if (extra) { /* a test hook's reply to a request not made yet; then
+		      * this process answers nothing more */
 		atomic_store_explicit(&s->rep_seq, extra, memory_order_release);
 		futex(&s->rep_seq, FUTEX_WAKE, 1, NULL);
+		for (;;)
+			futex(&s->rep_seq, FUTEX_WAIT, extra, NULL);
 	}
 }
 
@@ -135,6 +159,7 @@ static _Noreturn void device_main(struct split *sp, struct vm *vm, int dump_fd,
 			continue;
 		}
 		uint32_t op = s->op, port = s->port, size = s->size, value = s->value;
+		uint64_t token = s->req_token;
 		sp->seq = seq;
 		if (op != SPLIT_CALL)
 			device_finish(vm, dump_fd, dump_path);
@@ -147,7 +172,7 @@ static _Noreturn void device_main(struct split *sp, struct vm *vm, int dump_fd,
 		if (sig && !vm->stopped)
 			vm_fail(vm, CLOAK_EXIT_INTERRUPTED, "interrupted by signal %d (%s), guest "
 				"stopped", sig, strsignal(sig));
-		reply(s, seq, vm->stopped ? SPLIT_END : SPLIT_RESUME, vm->exit_status);
+		reply(s, seq, token, vm->stopped ? SPLIT_END : SPLIT_RESUME, vm->exit_status);
 		if (vm->stopped)
 			device_finish(vm, dump_fd, dump_path);
 	}
@@ -173,6 +198,9 @@ int split_start(struct split *sp, struct vm *vm, int *dump_fd, const char *dump_
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot map the hand-off page: %s",
 				strerror(errno));
 	sp->slot = p;
+	if (getrandom(&token_state, sizeof token_state, 0) != sizeof token_state)
+		token_state = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
+	token_state |= 1; /* xorshift's one forbidden state is 0 */
 	gm_fix_window(vm->gm);
 	gm_inherit_on_fork(vm->gm, true);
 	pid_t runner = getpid();
@@ -188,7 +216,7 @@ int split_start(struct split *sp, struct vm *vm, int *dump_fd, const char *dump_
 				strerror(errno));
 	sp->pid = pid;
 	sp->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (sp->pidfd < 0) {
+	if (sp->pidfd < 0 && !vm->no_sandbox) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		sp->pid = -1;
@@ -255,7 +283,9 @@ int split_call(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
 	if (atomic_load_explicit(&s->rep_seq, memory_order_acquire) != sp->seq)
 		return device_failed(vm, "replied to a request never made");
 	uint32_t seq = sp->seq + 1;
+	uint64_t token = next_token();
 	s->op = SPLIT_CALL;
+	s->req_token = token;
 	s->port = port;
 	s->size = size;
 	s->value = value;
@@ -280,8 +310,8 @@ int split_call(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
 	/* One copy of the reply; only the copy is judged. */
 	uint32_t verdict = s->verdict;
 	int32_t status = s->status;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (got != seq)
+	uint64_t echoed = s->rep_token;
+	if (got != seq || echoed != token)
 		return device_failed(vm, "replied out of turn");
 	if (verdict == SPLIT_RESUME)
 		return 0;
@@ -320,6 +350,7 @@ void split_end(struct split *sp)
 		signal_device(sp, SIGKILL);
 		waitpid(sp->pid, NULL, 0);
 	}
-	close(sp->pidfd);
+	if (sp->pidfd >= 0)
+		close(sp->pidfd);
 	sp->pid = sp->pidfd = -1;
 }

@@ -27,8 +27,12 @@ shared_pages() {
 # guest_mapped PID: bytes of guest memory mapped in PID (memfd, secretmem
 # or guest_memfd mappings of the guest's own file).
 guest_mapped() {
-	awk '/cloak-guest|secretmem|kvm-gmem/ { split($1, r, "-"); s += strtonum("0x" r[2]) - strtonum("0x" r[1]) }
-	     END { print s + 0 }' "/proc/$1/maps"
+	local range rest total=0
+	while read -r range rest; do
+		[[ "$rest" =~ cloak-guest|secretmem|kvm-gmem ]] || continue
+		total=$((total + 16#${range#*-} - 16#${range%-*}))
+	done <"/proc/$1/maps"
+	echo "$total"
 }
 
 @test "a secret written after PROTECT is in no mapping of the device process; the runner's show it (control)" {
