@@ -211,14 +211,8 @@ static int run(struct session *s, const struct options *o, struct fail *f)
 		return -1;
 	int status = vm_run(&s->vm);
 	test_hooks_phase("guest run (KVM_RUN to its exit)");
-	if (s->vm.verbose) {
-		uint64_t total = 0;
-		for (unsigned i = 0; i < CLOAK_HC_MAX; i++)
-			total += s->vm.hc_calls[i];
-		vm_verbose(&s->vm, "%llu calls, %llu refused, %llu guest-memory accesses refused",
-			   (unsigned long long)total, (unsigned long long)s->vm.hc_refused,
-			   (unsigned long long)gm_refused(s->vm.gm));
-	}
+	if (!s->vm.split) /* else the device process counts them */
+		vm_count_calls(&s->vm);
 	return status;
 }
 

@@ -55,6 +55,9 @@ int vm_setup(struct vm *vm, uint64_t entry, const struct pt_range *image, unsign
 	     struct fail *f);
 void vm_close(struct vm *vm);
 
+/* With --verbose: the calls made, refused, and guest accesses refused. */
+void vm_count_calls(const struct vm *vm);
+
 /* The guest's rip, or 0 if KVM cannot say (for messages). */
 uint64_t vm_guest_rip(const struct vm *vm);
 

@@ -110,6 +110,7 @@ static void reply(struct split_slot *s, uint32_t seq, uint64_t token, uint32_t v
 
 static _Noreturn void device_finish(struct vm *vm, int dump_fd, const char *dump_path)
 {
+	vm_count_calls(vm);
 	if (dump_fd >= 0) {
 		uint64_t pages = dump_shared_write(dump_fd, dump_path, vm->gm);
 		vm_verbose(vm, "dumped %llu shared pages to %s", (unsigned long long)pages,
