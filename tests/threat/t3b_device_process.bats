@@ -172,6 +172,7 @@ guest_mapped() {
 		sleep 0.1
 	done
 	echo "device process $DEV_PID outlived its runner"
+	kill -KILL "$DEV_PID" # it holds this test's output open
 	return 1
 }
 
