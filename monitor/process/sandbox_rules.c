@@ -109,6 +109,8 @@ static const struct allow runner_allow[] = {
 /* The split monitor's device process: every call but the KVM ones. */
 static const struct allow devices_extra[] = {
 	{ SCMP_SYS(futex), "process/split.c: the hand-off's wake-ups" },
+	{ SCMP_SYS(sigaltstack), "sanitizer builds: ASan unpoisons stacks before a call that "
+				 "does not return (process/split.c: device_finish, _exit)" },
 };
 
 static int add_all(scmp_filter_ctx ctx, const struct allow *a, size_t n)
