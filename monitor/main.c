@@ -24,6 +24,7 @@
 #include "mem/select.h"
 #include "process/sandbox.h"
 #include "process/signals.h"
+#include "process/split.h"
 #include "test_hooks.h"
 #include "x86/cpu.h"
 #include "x86/pagetable.h"
@@ -34,6 +35,8 @@ struct session {
 	struct vm vm;
 	int dump_fd;
 	const char *dump_path;
+	uint64_t dev_caps; /* the devices' CLOAK_CAP_* bits, for the boot info */
+	struct split split; /* the device process, unless --no-device-isolation */
 };
 
 /* Descriptors 0-2 closed at start would be taken by the first files the
@@ -137,6 +140,12 @@ static int load(struct session *s, const struct options *o, const void *image, s
 		return -1;
 	}
 	test_hooks_phase("image loaded");
+	s->dev_caps = devices_caps(vm->dev);
+	/* The device process leaves now: after the devices, memory and image
+	 * are set up, before the vCPU exists (process/split.h). */
+	if (o->device_process && split_start(&s->split, vm, &s->dump_fd, s->dump_path, f))
+		return -1;
+	vm->split = o->device_process;
 	struct pt_range ranges[ELF_LOAD_MAX_PHDRS];
 	for (unsigned i = 0; i < img->nseg; i++)
 		ranges[i] = (struct pt_range){ img->seg[i].start, img->seg[i].end,
@@ -159,7 +168,7 @@ static int boot(struct session *s, const struct options *o, const struct elf_ima
 	argv[0] = (char *)(slash ? slash + 1 : o->guest);
 	for (int i = 0; i < o->guest_argc; i++)
 		argv[i + 1] = o->guest_argv[i];
-	uint64_t caps = CLOAK_CAP_PROTECT | devices_caps(vm->dev) |
+	uint64_t caps = CLOAK_CAP_PROTECT | s->dev_caps |
 			(cpu_host_hw_virt() ? CLOAK_CAP_NATIVE_CPU : 0);
 	if (boot_write_info(vm, img->highest, caps, o->guest_argc + 1, argv, f))
 		return -1;
@@ -174,7 +183,7 @@ static int boot(struct session *s, const struct options *o, const struct elf_ima
 	test_hooks_phase("boot info, console, watchdog");
 	if (o->no_sandbox)
 		vm_verbose(vm, "--no-sandbox: running without the seccomp filter");
-	else if (sandbox_enter(f))
+	else if (vm->split ? sandbox_enter_runner(f) : sandbox_enter(f))
 		return -1;
 	test_hooks_phase("sandbox entered");
 	return 0;
@@ -202,14 +211,8 @@ static int run(struct session *s, const struct options *o, struct fail *f)
 		return -1;
 	int status = vm_run(&s->vm);
 	test_hooks_phase("guest run (KVM_RUN to its exit)");
-	if (s->vm.verbose) {
-		uint64_t total = 0;
-		for (unsigned i = 0; i < CLOAK_HC_MAX; i++)
-			total += s->vm.hc_calls[i];
-		vm_verbose(&s->vm, "%llu calls, %llu refused, %llu guest-memory accesses refused",
-			   (unsigned long long)total, (unsigned long long)s->vm.hc_refused,
-			   (unsigned long long)gm_refused(s->vm.gm));
-	}
+	if (!s->vm.split) /* else the device process counts them */
+		vm_count_calls(&s->vm);
 	return status;
 }
 
@@ -226,6 +229,9 @@ static void finish(struct session *s)
 	}
 	devices_finish(vm->dev);
 	vm->dev = NULL;
+	/* The device process dumps and closes its devices first: the wipe
+	 * comes after it is gone. */
+	split_end(&s->split);
 	test_hooks_phase("devices closed");
 	if (vm->gm && gm_gave_up(vm->gm)) {
 		/* The private pages are no longer the monitor's to reach: the
@@ -278,7 +284,9 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof s);
 	s.vm.kvm.kvm_fd = s.vm.kvm.vm_fd = s.vm.vcpu_fd = -1;
 	s.dump_fd = -1;
+	s.split.pid = s.split.pidfd = -1;
 	s.vm.verbose = o.verbose;
+	s.vm.no_sandbox = o.no_sandbox;
 	s.vm.quiet = o.quiet;
 	test_hooks_phase("options parsed");
 	int status = signals_init(&f);

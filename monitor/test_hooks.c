@@ -247,3 +247,60 @@ bool test_hooks_give_up_anyway(void)
 	const char *v = getenv("CLOAK_TEST_GIVE_UP");
 	return v && !strcmp(v, "1");
 }
+
+/* What a compromised device process would try, to get at private pages
+ * or the vCPU: a KVM or guest-memory descriptor, or a mapping of one. */
+static void device_probe(void)
+{
+	errno = 0;
+	/* (openat itself: open() is kvm/kvm.c's alone, tests/unit/structure.bats.) */
+	report("open-dev-kvm", (long)syscall(SYS_openat, AT_FDCWD, "/dev/kvm", O_RDWR));
+	report("openat", (long)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY));
+	report("ioctl", ioctl(0, KVM_GET_API_VERSION, 0));
+	/* A descriptor it holds (stdin, /dev/null or a file): refused as any
+	 * descriptor would be, before the file is asked. */
+	void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, 0, 0);
+	report("mmap-fd", m == MAP_FAILED ? -1 : 0);
+	report("memfd_create", (long)syscall(SYS_memfd_create, "x", 0));
+	report("pidfd_open", (long)syscall(SYS_pidfd_open, getppid(), 0));
+	char b;
+	struct iovec l = { &b, 1 }, r = { &b, 1 };
+	report("process_vm_readv", process_vm_readv(getppid(), &l, 1, &r, 1, 0));
+	report("ptrace", ptrace(PTRACE_PEEKUSER, getppid(), NULL, NULL));
+	void *big = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	report("mremap", big == MAP_FAILED ? -1 : (long)(intptr_t)mremap(big, 8192, 1 << 20,
+							 MREMAP_MAYMOVE));
+	report("malloc-mmap", big == MAP_FAILED ? -1 : 0);
+	fprintf(stderr, "sandbox: device probe done\n");
+}
+
+void test_hooks_device_enter(bool sandboxed)
+{
+	if (sandboxed) {
+		if (hook && !strcmp(hook, "sandbox-probe-devices"))
+			device_probe();
+		return;
+	}
+	if (maps_fd < 0)
+		return;
+	close(maps_fd);
+	maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+}
+
+uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict, int32_t *status)
+{
+	static bool replied;
+	if (replied || !hook || strncmp(hook, "device-", 7))
+		return 0;
+	replied = true;
+	if (!strcmp(hook, "device-garbage"))
+		*verdict = 0x5a5a5a5a;
+	else if (!strcmp(hook, "device-status")) {
+		*verdict = 2; /* end the VM */
+		*status = 100000;
+	} else if (!strcmp(hook, "device-seq"))
+		*seq += 7;
+	else if (!strcmp(hook, "device-unsolicited"))
+		return *seq + 1;
+	return 0;
+}

@@ -22,6 +22,14 @@
  *                   space and say whether the needle is there (the needle
  *                   comes reversed in CLOAK_TEST_NEEDLE_REV, so the
  *                   environment does not hold it).
+ *   sandbox-probe-devices  the same from the device process, once in its
+ *                   sandbox: the calls that would reach KVM or map memory;
+ *   device-garbage, device-status, device-seq, device-unsolicited
+ *                   the device process's first reply
+ *                   is out of shape: an unknown verdict; an end with a
+ *                   status no call gives; the wrong sequence number; or
+ *                   right, then followed by a reply to a request never
+ *                   made (process/split.c);
  * CLOAK_TEST_PHASES=1 (combines with any hook): the monitor's monotonic
  * clock at the end of each phase of a run (parse, KVM open, memory create,
  * load, vCPU setup, sandbox, run, teardown: close, wipe, unmap...), printed
@@ -38,6 +46,7 @@
 #define CLOAK_TEST_HOOKS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct vm;
 
@@ -48,6 +57,12 @@ void test_hooks_before_poll(void);
 bool test_hooks_give_up_anyway(void);
 void test_hooks_phase(const char *name);
 void test_hooks_phases_print(void);
+/* The device process's reply about to be published: a hook may change
+ * it; non-zero: publish that sequence number after it, unasked. */
+uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict, int32_t *status);
+/* In the device process, before its sandbox (selfscan reads its maps)
+ * and in it (sandbox-probe-devices tries what its allowlist forbids). */
+void test_hooks_device_enter(bool sandboxed);
 #else
 static inline void test_hooks_init(void)
 {
@@ -69,6 +84,18 @@ static inline void test_hooks_phase(const char *name)
 }
 static inline void test_hooks_phases_print(void)
 {
+}
+static inline void test_hooks_device_enter(bool sandboxed)
+{
+	(void)sandboxed;
+}
+static inline uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict,
+					       int32_t *status)
+{
+	(void)seq;
+	(void)verdict;
+	(void)status;
+	return 0;
 }
 #endif
 

@@ -229,13 +229,18 @@ struct cloak_hc_random {
 #define CLOAK_PROT_NO_GUP (1ull << 2)         /* RAM refused to GUP */
 #define CLOAK_PROT_NO_VMM_MAP (1ull << 3)     /* the monitor holds no mapping of
 						 private pages, nor a way to map them */
+#define CLOAK_PROT_DEVICES_APART (1ull << 4)  /* the host-facing code (calls,
+						 devices) runs in a process that maps
+						 only the shared pages and holds no
+						 VM or vCPU descriptor */
 struct cloak_hc_protect {
 	int64_t ret;    /* OUT: 0 or -CLOAK_E* */
 	uint64_t flags; /* OUT: CLOAK_PROT_* */
 };
 
-/* SHARE / UNSHARE: page-granular. With CLOAK_PROT_NO_VMM_MAP, SHARE after
- * PROTECT accepts only pages of the shared window fixed at PROTECT. */
+/* SHARE / UNSHARE: page-granular. With CLOAK_PROT_NO_VMM_MAP or
+ * CLOAK_PROT_DEVICES_APART, SHARE after PROTECT accepts only pages of the
+ * shared window fixed at PROTECT. */
 struct cloak_hc_share {
 	int64_t ret;     /* OUT: 0 or -CLOAK_E* */
 	uint64_t gpa;    /* IN: page aligned */

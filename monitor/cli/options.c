@@ -95,6 +95,10 @@ static void usage(FILE *f)
 	      "                          byte stream to a Unix socket\n"
 	      "      --dump-shared=FILE  at exit, write every page the guest shared to FILE,\n"
 	      "                          which must not exist (what the host could see)\n"
+	      "      --no-device-isolation  benchmarks and controls: make calls and run\n"
+	      "                          devices in the process that holds every guest page\n"
+	      "                          and the vCPU, not in a process apart that maps only\n"
+	      "                          shared pages\n"
 	      "      --no-sandbox        debugging aid (valgrind, sanitizers): run without\n"
 	      "                          the seccomp syscall filter\n"
 	      "  -q, --quiet             print nothing but errors\n"
@@ -125,7 +129,8 @@ static int parse_backend(const char *s, enum gm_backend *b, bool *automatic)
 	return 0;
 }
 
-enum { OPT_MEMORY = 256, OPT_BLOCK, OPT_CHANNEL, OPT_JSON, OPT_DUMP_SHARED, OPT_NO_SANDBOX };
+enum { OPT_MEMORY = 256, OPT_BLOCK, OPT_CHANNEL, OPT_JSON, OPT_DUMP_SHARED, OPT_NO_SANDBOX,
+       OPT_NO_DEVICE_ISOLATION };
 
 enum opt_result options_parse(int argc, char **argv, struct options *o, struct fail *f,
 			      void *outp)
@@ -142,6 +147,7 @@ enum opt_result options_parse(int argc, char **argv, struct options *o, struct f
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dump-shared", required_argument, NULL, OPT_DUMP_SHARED },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "no-device-isolation", no_argument, NULL, OPT_NO_DEVICE_ISOLATION },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -150,6 +156,7 @@ enum opt_result options_parse(int argc, char **argv, struct options *o, struct f
 	o->mem = CLOAK_MEM_DEFAULT;
 	o->backend = GM_BACKEND_SECRET;
 	o->backend_auto = true;
+	o->device_process = true;
 	int first = 1;
 	if (argc > 1 && !strcmp(argv[1], "check")) {
 		o->check = true;
@@ -209,6 +216,7 @@ enum opt_result options_parse(int argc, char **argv, struct options *o, struct f
 		case OPT_JSON: o->json = true; break;
 		case OPT_DUMP_SHARED: o->dump_shared = optarg; break;
 		case OPT_NO_SANDBOX: o->no_sandbox = true; break;
+		case OPT_NO_DEVICE_ISOLATION: o->device_process = false; break;
 		case 'h':
 			usage(out);
 			return OPT_EXIT_OK;

@@ -10,6 +10,7 @@
 #include "calls/dispatch.h"
 #include "kvm_compat.h"
 #include "process/signals.h"
+#include "process/split.h"
 #include "test_hooks.h"
 
 static int on_io(struct vm *vm)
@@ -28,6 +29,8 @@ static int on_io(struct vm *vm)
 	uint32_t value = 0;
 	if (run->io.size == 4 && run->io.data_offset <= vm->run_size - 4)
 		memcpy(&value, (const char *)run + run->io.data_offset, 4);
+	if (vm->split)
+		return split_call(vm, run->io.port, run->io.size, value);
 	return hc_dispatch(vm, run->io.port, run->io.size, value);
 }
 

@@ -45,6 +45,16 @@ void vm_verbose(const struct vm *vm, const char *fmt, ...)
 	va_end(ap);
 }
 
+void vm_count_calls(const struct vm *vm)
+{
+	uint64_t total = 0;
+	for (unsigned i = 0; i < CLOAK_HC_MAX; i++)
+		total += vm->hc_calls[i];
+	vm_verbose(vm, "%llu calls, %llu refused, %llu guest-memory accesses refused",
+		   (unsigned long long)total, (unsigned long long)vm->hc_refused,
+		   (unsigned long long)gm_refused(vm->gm));
+}
+
 uint64_t vm_guest_rip(const struct vm *vm)
 {
 	struct kvm_regs r;

@@ -27,6 +27,7 @@ struct vm {
 	uint64_t tsc_khz;
 	bool nx; /* the vCPU has NX: data pages are no-execute */
 	bool verbose, quiet;
+	bool no_sandbox; /* --no-sandbox: no seccomp filter in either process */
 	bool stopped; /* a handler ended the VM; exit_status is set */
 	int exit_status;
 	struct devices *dev;
@@ -35,6 +36,9 @@ struct vm {
 	/* The guest's rip at the last exit the monitor handled, where KVM
 	 * brings registers along with each exit (KVM_CAP_SYNC_REGS); else 0. */
 	uint64_t last_rip;
+	/* Calls are the device process's (process/split.h), unless
+	 * --no-device-isolation. */
+	bool split;
 };
 
 /* Ends the VM while it runs: one line on stderr ("cloak: ..."), the VM
@@ -50,6 +54,9 @@ void vm_verbose(const struct vm *vm, const char *fmt, ...) __attribute__((format
 int vm_setup(struct vm *vm, uint64_t entry, const struct pt_range *image, unsigned nimage,
 	     struct fail *f);
 void vm_close(struct vm *vm);
+
+/* With --verbose: the calls made, refused, and guest accesses refused. */
+void vm_count_calls(const struct vm *vm);
 
 /* The guest's rip, or 0 if KVM cannot say (for messages). */
 uint64_t vm_guest_rip(const struct vm *vm);

@@ -22,6 +22,11 @@ struct guestmem {
 	struct membacking mb;
 	struct sharemap shared;
 	bool protect;
+	/* The device process's copy (gm_become_device_side): PROTECT unmaps
+	 * its private pages. */
+	bool device_side;
+	/* SHARE after PROTECT takes only pages shared then (gm_fix_window). */
+	bool window_fixed;
 	bool log_refusals;
 	uint64_t refused;
 	uint64_t wiped; /* bytes wiped by gm_destroy itself (given-up memory) */
@@ -169,7 +174,7 @@ void gm_protect(struct guestmem *gm)
 	if (gm->protect)
 		return;
 	gm->protect = true;
-	if (!gm->mb.can_give_up)
+	if (!gm->mb.can_give_up && !gm->device_side)
 		return;
 	/* The monitor gives up guest memory: every private page leaves its
 	 * address space and the descriptor is closed, so nothing in the
@@ -181,7 +186,8 @@ void gm_protect(struct guestmem *gm)
 		close(gm->mb.fd);
 	gm->mb.fd = -1;
 	gm->mb.given_up = true;
-	gm->mb.protections |= CLOAK_PROT_NO_VMM_MAP;
+	if (gm->mb.can_give_up)
+		gm->mb.protections |= CLOAK_PROT_NO_VMM_MAP;
 	/* The fault handler could now touch unmapped pages: it wipes nothing
 	 * (the vCPU wipe at an orderly exit covers private pages, gm_destroy
 	 * the rest; after a fault of the monitor no wipe runs). */
@@ -346,7 +352,7 @@ enum gm_status gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
 	enum gm_status s = share_range(gm, g, npages, &first);
 	if (s != GM_OK)
 		return s;
-	if (gm->mb.given_up)
+	if (gm->mb.given_up || (gm->window_fixed && gm->protect))
 		return sharemap_all_set(&gm->shared, first, npages) ? GM_OK : GM_EPERM;
 	sharemap_set(&gm->shared, first, npages);
 	return GM_OK;
@@ -386,6 +392,33 @@ void gm_for_each_shared_page(struct guestmem *gm,
 		memcpy(copy, gm->mb.base + p * CLOAK_PAGE_SIZE, sizeof copy);
 		fn(ctx, p * CLOAK_PAGE_SIZE, copy);
 	}
+}
+
+void gm_fix_window(struct guestmem *gm)
+{
+	gm->window_fixed = true;
+	gm->mb.protections |= CLOAK_PROT_DEVICES_APART;
+}
+
+void gm_inherit_on_fork(struct guestmem *gm, bool on)
+{
+	if (gm->mb.base)
+		madvise(gm->mb.base, gm->mb.size, on ? MADV_DOFORK : MADV_DONTFORK);
+}
+
+void gm_become_device_side(struct guestmem *gm)
+{
+	/* Only the mapping inherited from the runner stays: no descriptor to
+	 * map a page again, no page table to read, nothing to wipe here (the
+	 * runner wipes; a fault here must not zero the guest's memory). */
+	int *fds[] = { &gm->mb.fd, &gm->mb.pagemap_fd };
+	for (unsigned i = 0; i < sizeof fds / sizeof fds[0]; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+	gm->device_side = true;
+	signals_set_emergency_wipe(NULL, 0);
 }
 
 void gm_inspect_force_give_up(struct guestmem *gm)

@@ -31,6 +31,19 @@ int sandbox_enter(struct fail *f)
 	return 0;
 }
 
+int sandbox_enter_runner(struct fail *f)
+{
+	if (load(runner_filter, sizeof runner_filter / sizeof runner_filter[0]) != 0)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot enter the seccomp sandbox: %s",
+				strerror(errno));
+	return 0;
+}
+
+int sandbox_enter_devices(void)
+{
+	return load(devices_filter, sizeof devices_filter / sizeof devices_filter[0]) ? -1 : 0;
+}
+
 int sandbox_enter_broker(void)
 {
 	return load(broker_filter, sizeof broker_filter / sizeof broker_filter[0]) ? -1 : 0;

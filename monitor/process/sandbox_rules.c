@@ -79,6 +79,42 @@ static const struct allow broker_allow[] = {
 	{ SCMP_SYS(write), "diagnostics on stderr" },
 };
 
+/* The split monitor's runner (process/split.h): no socket, no channel or
+ * block I/O, no console; the hand-off is a futex on a shared page. */
+static const struct allow runner_allow[] = {
+	{ SCMP_SYS(futex), "process/split.c: the hand-off's wake-ups" },
+	{ SCMP_SYS(wait4), "process/split.c: is the device process still there?" },
+	{ SCMP_SYS(pidfd_send_signal), "process/split.c: cut the device process's sleep, "
+					"or end it (it holds a pidfd of no other)" },
+	{ SCMP_SYS(nanosleep), "process/split.c: waiting for the device process to finish" },
+	{ SCMP_SYS(clock_nanosleep), "process/split.c: the same, through nanosleep()" },
+	{ SCMP_SYS(rt_sigreturn), "process/signals.c: return from a stop-request handler" },
+	{ SCMP_SYS(rt_sigprocmask), "process/signals.c" },
+	{ SCMP_SYS(clock_gettime), "x86/vcpu_wipe.c: deadline (vDSO fallback)" },
+	{ SCMP_SYS(read), "mem/wipe.c: pagemap" },
+	{ SCMP_SYS(write), "diagnostics on stderr" },
+	{ SCMP_SYS(pread64), "mem/wipe.c: /proc/self/pagemap" },
+	{ SCMP_SYS(lseek), "mem/wipe.c: a memfd's data ranges (SEEK_DATA/SEEK_HOLE)" },
+	{ SCMP_SYS(newfstatat), "stdio: the first write to a stream sizes its buffer" },
+	{ SCMP_SYS(fstat), "stdio: the first write to a stream sizes its buffer" },
+	{ SCMP_SYS(close), "release at exit" },
+	{ SCMP_SYS(brk), "malloc" },
+	{ SCMP_SYS(munmap), "malloc; mem/: giving memory up, release of guest memory" },
+	{ SCMP_SYS(madvise), "free: trimming the heap" },
+	{ SCMP_SYS(mincore), "mem/wipe.c: resident pages where pagemap cannot tell" },
+	{ SCMP_SYS(exit_group), "the monitor's exit" },
+	{ SCMP_SYS(getpid), "abort(), sanitizer reports; process/signals.c: whose SIGABRT" },
+	{ SCMP_SYS(gettid), "abort() and sanitizer reports" },
+	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
+};
+
+/* The split monitor's device process: every call but the KVM ones. */
+static const struct allow devices_extra[] = {
+	{ SCMP_SYS(futex), "process/split.c: the hand-off's wake-ups" },
+	{ SCMP_SYS(sigaltstack), "sanitizer builds: ASan unpoisons stacks before a call that "
+				 "does not return (process/split.c: device_finish, _exit)" },
+};
+
 static int add_all(scmp_filter_ctx ctx, const struct allow *a, size_t n)
 {
 	int r = 0;
@@ -87,16 +123,56 @@ static int add_all(scmp_filter_ctx ctx, const struct allow *a, size_t n)
 	return r;
 }
 
-int sandbox_rules_monitor(scmp_filter_ctx ctx)
+/* The run loop's KVM requests, and no other ioctl. */
+static int allow_kvm_requests(scmp_filter_ctx ctx)
 {
-	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
+	int r = 0;
 	for (size_t i = 0; i < sizeof kvm_requests / sizeof kvm_requests[0] && r == 0; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				     SCMP_A1(SCMP_CMP_EQ, kvm_requests[i], 0));
-	/* malloc maps memory; never executable memory. */
+	return r;
+}
+
+/* malloc maps memory; never executable memory. */
+static int no_exec_memory(scmp_filter_ctx ctx)
+{
+	int r = 0;
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
 				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	return r;
+}
+
+int sandbox_rules_monitor(scmp_filter_ctx ctx)
+{
+	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
+	if (r == 0)
+		r = allow_kvm_requests(ctx);
+	return r ? r : no_exec_memory(ctx);
+}
+
+int sandbox_rules_runner(scmp_filter_ctx ctx)
+{
+	int r = add_all(ctx, runner_allow, sizeof runner_allow / sizeof runner_allow[0]);
+	if (r == 0)
+		r = allow_kvm_requests(ctx);
+	return r ? r : no_exec_memory(ctx);
+}
+
+int sandbox_rules_devices(scmp_filter_ctx ctx)
+{
+	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
+	if (r == 0)
+		r = add_all(ctx, devices_extra, sizeof devices_extra / sizeof devices_extra[0]);
+	/* No ioctl at all; memory for malloc only: anonymous (fd -1), never
+	 * executable, so no descriptor of guest memory can be mapped again. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2,
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0),
+				     SCMP_A4(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
 				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));

@@ -43,8 +43,11 @@ static void error_cases(void)
 	memset(&blk, 0, sizeof blk.nop);
 	report("unknown_call", cloak_hypercall(CLOAK_HC_MAX - 1, &blk.nop));
 	/* A range that was shared and then unshared is refused again. Where
-	 * the monitor gave memory up, the share itself is refused (EPERM). */
-	printf("no_vmm_map=%d\n", (cloak_protection() & CLOAK_PROT_NO_VMM_MAP) ? 1 : 0);
+	 * the shared window is fixed at PROTECT (the monitor gave memory up, or
+	 * its calls run in a device process), the share itself is refused
+	 * (EPERM). */
+	printf("window_fixed=%d\n", (cloak_protection() & (CLOAK_PROT_NO_VMM_MAP |
+							    CLOAK_PROT_DEVICES_APART)) ? 1 : 0);
 	report("share_private_page", share(CLOAK_HC_SHARE, (uintptr_t)private_secret, 1));
 	report("console_shared_then", console((uintptr_t)private_secret, 14));
 	printf("\n");

@@ -205,7 +205,13 @@ teardown() {
 	[ "$status" -eq 247 ]
 	truncate -s 64K "$TMP/d.img"
 	"$CLOAK" --block d="$TMP/d.img" --timeout=30 "$TRAP" spin & PID=$!
-	for _ in $(seq 100); do grep -q 'd.img' "/proc/$PID/maps" 2>/dev/null || [ -n "$(ls -l /proc/$PID/fd 2>/dev/null | grep d.img)" ] && break; sleep 0.05; done
+	# The image is open in the device process (the monitor's child), or
+	# in the monitor itself with --no-device-isolation.
+	for _ in $(seq 100); do
+		for p in "$PID" $(pgrep -P "$PID"); do ls -l "/proc/$p/fd" 2>/dev/null; done |
+			grep -q d.img && break
+		sleep 0.05
+	done
 	run_cloak --block d="$TMP/d.img" "$HELLO"
 	kill -TERM "$PID"; wait "$PID" || true; PID=
 	[ "$status" -eq 247 ] || { echo "$status: $output"; return 1; }

@@ -29,16 +29,17 @@ const struct cloak_boot_info *cloak_boot_info(void);
 uint64_t cloak_protection(void);
 
 /* Enables protection now, for a guest built with cloak_config_protect = 0
- * that shares its own buffers first: where the monitor gives guest memory
- * up (CLOAK_PROT_NO_VMM_MAP) the shared window is fixed at this call, so
- * whatever must stay reachable by the host is shared before it. Shares
+ * that shares its own buffers first: the shared window is fixed at this
+ * call (CLOAK_PROT_NO_VMM_MAP or CLOAK_PROT_DEVICES_APART, every run but
+ * one monitor process that keeps guest memory mapped), so whatever must
+ * stay reachable by the host is shared before it. Shares
  * the runtime's call pages and bounce pool itself. 0 or -CLOAK_E*. */
 int cloak_protect(void);
 
 /* Explicit sharing, page granular (gpa == guest virtual address here:
  * memory is identity mapped). Return 0 or -CLOAK_E*; with
- * CLOAK_PROT_NO_VMM_MAP, sharing after protection is -CLOAK_EPERM for a page
- * outside the window fixed then. */
+ * CLOAK_PROT_NO_VMM_MAP or CLOAK_PROT_DEVICES_APART, sharing after
+ * protection is -CLOAK_EPERM for a page outside the window fixed then. */
 int cloak_share(void *page_aligned, size_t npages);
 int cloak_unshare(void *page_aligned, size_t npages);
 
