@@ -102,6 +102,7 @@ static const struct allow runner_allow[] = {
 	{ SCMP_SYS(munmap), "malloc; mem/: giving memory up, release of guest memory" },
 	{ SCMP_SYS(madvise), "free: trimming the heap" },
 	{ SCMP_SYS(mincore), "mem/wipe.c: resident pages where pagemap cannot tell" },
+	{ CLOAK_NR_cachestat, "mem/wipe.c: a guest_memfd's touched regions" },
 	{ SCMP_SYS(exit_group), "the monitor's exit" },
 	{ SCMP_SYS(getpid), "abort(), sanitizer reports; process/signals.c: whose SIGABRT" },
 	{ SCMP_SYS(gettid), "abort() and sanitizer reports" },
