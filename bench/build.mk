@@ -56,5 +56,5 @@ include bench/io.mk bench/ssh_agent.mk bench/pkcs11.mk
 
 # The benchmarks that boot guests: bench/run-benches leaves them out where
 # the host has no /dev/kvm, and says that make bench-svm runs them.
-KVM_BENCHES := bench/run-core-bench bench/peers-bench bench/io-bench bench/ssh-agent-bench bench/pkcs11-bench
+KVM_BENCHES := bench/run-core-bench bench/peers-bench bench/io-bench bench/split-bench bench/ssh-agent-bench bench/pkcs11-bench
 bench: export CLOAK_KVM_BENCHES = $(KVM_BENCHES)

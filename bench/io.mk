@@ -5,3 +5,7 @@ IO_BENCH_DEPS := $(O)/cloak $(O)/cloak-keyvault $(O)/examples/keyvault.elf \
 	$(O)/tests/guests/chan_echo.elf
 bench/io-bench: $(IO_BENCH_DEPS)
 BENCHES += bench/io-bench
+# The device process against one process, from the same build.
+bench/split-bench: $(O)/cloak $(O)/bench/guests/hcbench.elf $(O)/bench/guests/block_bench.elf \
+	$(O)/tests/guests/chan_echo.elf
+BENCHES += bench/split-bench
