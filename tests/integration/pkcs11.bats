@@ -10,13 +10,10 @@
 # CLOAK_TEST_MEMORY=secret|gmem|shared runs the suite on that backend.
 bats_require_minimum_version 1.5.0
 load helpers
+load pkcs11_helpers
 
-P11_ELF=$ROOT/$O/examples/pkcs11.elf
-MODULE=$ROOT/$O/pkcs11/libcloak-pkcs11.so
 LAUNCHER=$ROOT/$O/cloak-pkcs11
 PROBE=$ROOT/tests/integration/p11_probe.py
-SO_PIN=87654321
-PIN=123456
 
 setup() {
 	TMP=$(mktemp -d)
@@ -30,34 +27,6 @@ teardown() {
 	true
 }
 
-# start_token: the token guest in the background, its channel on
-# $TMP/token.sock (owner-only), output in $TMP/monitor.out; waits for its
-# "ready" line and exports CLOAK_PKCS11_SOCKET.
-start_token() {
-	need_kvm
-	SOCK=$TMP/token.sock
-	(umask 077; exec "$CLOAK" --timeout=900 --channel p11=listen:"$SOCK" "$P11_ELF") \
-		> "$TMP/monitor.out" 2>&1 &
-	TOKEN_PID=$!
-	for _ in $(seq 600); do
-		grep -q '^pkcs11: ready' "$TMP/monitor.out" && break
-		kill -0 "$TOKEN_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q '^pkcs11: ready' "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
-	export CLOAK_PKCS11_SOCKET=$SOCK
-}
-
-# p11 ARGS...: pkcs11-tool on the module, bounded in time.
-p11() {
-	timeout 120 pkcs11-tool --module "$MODULE" "$@"
-}
-
-# init_token: label "cloak-test", the SO and user PINs above.
-init_token() {
-	p11 --init-token --label cloak-test --so-pin "$SO_PIN" || return 1
-	p11 --login --login-type so --so-pin "$SO_PIN" --init-pin --new-pin "$PIN"
-}
 
 # keygen ID CURVE: a key pair generated in the guest.
 keygen() {
@@ -73,7 +42,7 @@ sign_verify() {
 }
 
 @test "pkcs11-tool: init, login, P-256 key pair made in the guest, list, sign (ECDSA-SHA256, ECDSA raw); openssl verifies" {
-	start_token
+	start_memory_token
 	run p11 -L
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"uninitialized"* ]] || { echo "$output"; return 1; }
@@ -114,7 +83,7 @@ sign_verify() {
 }
 
 @test "a private key's value never leaves: CKA_VALUE is CKR_ATTRIBUTE_SENSITIVE, extractable and non-sensitive keys are refused" {
-	start_token
+	start_memory_token
 	init_token
 	keygen 01 prime256v1
 	run python3 "$PROBE" "$MODULE" private "$PIN"
@@ -128,7 +97,7 @@ sign_verify() {
 }
 
 @test "C_Initialize again in a child after fork gets a session of its own; the parent keeps its own" {
-	start_token
+	start_memory_token
 	init_token
 	run python3 "$PROBE" "$MODULE" fork
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -139,7 +108,7 @@ sign_verify() {
 }
 
 @test "p11tool lists the token and its objects and signs with a key made in the guest" {
-	start_token
+	start_memory_token
 	init_token
 	keygen 01 prime256v1
 	export GNUTLS_PIN=$PIN
@@ -158,7 +127,7 @@ sign_verify() {
 @test "openssl with libp11's pkcs11 engine: a certificate request and a file signed by a key in the token; openssl verifies both" {
 	[ -f /usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so ] ||
 		{ echo "no pkcs11 engine: apt-get install libengine-pkcs11-openssl"; return 1; }
-	start_token
+	start_memory_token
 	init_token
 	keygen 01 prime256v1
 	local key="pkcs11:token=cloak-test;id=%01;type=private;pin-value=$PIN"
@@ -182,7 +151,7 @@ sign_verify() {
 @test "P-384: a key pair made in the guest signs (ECDSA-SHA384), openssl verifies" {
 	[ "$(kvm_kind)" = hardware ] ||
 		skip "this host's KVM emulates guest code, where a P-384 key generation or signature takes about 16 s; the SVM tier runs this"
-	start_token
+	start_memory_token
 	init_token
 	run keygen 02 secp384r1
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -197,7 +166,7 @@ sign_verify() {
 }
 
 @test "hostile frames (zero, oversized, truncated, malformed) get an error or a hang-up; the token keeps serving" {
-	start_token
+	start_memory_token
 	run python3 "$PROBE" "$SOCK" hostile
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[ "$(grep -c 'then-ping 0$' <<< "$output")" -eq 10 ] || { echo "$output"; return 1; }
@@ -215,7 +184,7 @@ sign_verify() {
 }
 
 @test "20 processes at once each log in and draw random bytes; a client killed mid-signature leaves the token serving" {
-	start_token
+	start_memory_token
 	init_token
 	local pids=() i
 	for i in $(seq 20); do
@@ -312,7 +281,7 @@ rsa_sign() {
 @test "RSA-2048: a key pair made in the guest signs (RSA-PKCS, SHA256-RSA-PKCS, both PSS) and decrypts (OAEP, PKCS#1 v1.5) for openssl; its private parts are CKR_ATTRIBUTE_SENSITIVE" {
 	[ "$(kvm_kind)" = hardware ] ||
 		skip "this host's KVM emulates guest code, where an RSA key generation (many candidate primes) takes far longer than P-384's 16 s; the SVM tier runs this"
-	start_token
+	start_memory_token
 	init_token
 	run p11 --login --pin "$PIN" --keypairgen --key-type rsa:2048 --id 03 --label key03 --usage-sign \
 		--usage-decrypt

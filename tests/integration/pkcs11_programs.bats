@@ -12,14 +12,11 @@
 # code (the SVM tier). As root (nginx's workers, sshd, /proc/PID/mem).
 bats_require_minimum_version 1.5.0
 load helpers
+load pkcs11_helpers
 
-P11_ELF=$ROOT/$O/examples/pkcs11.elf
-MODULE=$ROOT/$O/pkcs11/libcloak-pkcs11.so
 SCAN=$ROOT/tests/integration/keyscan.py
 CLIENT=$ROOT/tests/integration/agent_client.py
 ENGINE=/usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so
-SO_PIN=87654321
-PIN=123456
 
 setup() {
 	need_root # nginx's workers run as nobody; sshd and /proc/PID/mem need root
@@ -51,26 +48,9 @@ need_native_cpu() {
 # nobody (nginx's workers connect as nobody: a worker that cannot connect
 # waits in libp11 for ever); initialised; CLOAK_PKCS11_SOCKET exported.
 start_token() {
-	need_kvm
-	SOCK=$TMP/token.sock
-	(umask 077; exec "$CLOAK" --timeout=900 --channel p11=listen:"$SOCK" "$P11_ELF") \
-		> "$TMP/monitor.out" 2>&1 &
-	TOKEN_PID=$!
-	for _ in $(seq 600); do
-		grep -q '^pkcs11: ready' "$TMP/monitor.out" && break
-		kill -0 "$TOKEN_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q '^pkcs11: ready' "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
+	start_memory_token || return 1
 	chown nobody "$SOCK"
-	export CLOAK_PKCS11_SOCKET=$SOCK
-	p11 --init-token --label cloak-test --so-pin "$SO_PIN" > /dev/null || return 1
-	p11 --login --login-type so --so-pin "$SO_PIN" --init-pin --new-pin "$PIN" > /dev/null
-}
-
-# p11 ARGS...: pkcs11-tool on the module, bounded in time.
-p11() {
-	timeout 120 pkcs11-tool --module "$MODULE" "$@"
+	init_token > /dev/null
 }
 
 # import_key: a P-256 key made by openssl ($TMP/key.pem, its scalar in

@@ -8,12 +8,10 @@
 # CPU that runs guest code (the SVM tier runs it).
 bats_require_minimum_version 1.5.0
 load helpers
+load pkcs11_helpers
 
-MODULE=$ROOT/$O/pkcs11/libcloak-pkcs11.so
 LAUNCHER=$ROOT/$O/cloak-pkcs11
 SCAN=$ROOT/tests/integration/keyscan.py
-SO_PIN=87654321
-PIN=123456
 
 setup() {
 	TMP=$(mktemp -d)
@@ -35,11 +33,6 @@ need_store() {
 		skip "this host's KVM emulates guest code, where the store's libsodium (SSE) cannot run; the SVM tier runs this"
 	need_cmd pkcs11-tool opensc
 	need_cmd python3 python3
-}
-
-# p11 ARGS...: pkcs11-tool on the module, bounded in time.
-p11() {
-	timeout 120 pkcs11-tool --module "$MODULE" "$@"
 }
 
 # init_image: a token "stored" in $IMG, PINs on standard input.
