@@ -21,28 +21,23 @@ struct allow {
 	const char *caller; /* who needs it once the guest runs */
 };
 
-static const struct allow monitor_allow[] = {
-	{ SCMP_SYS(ppoll), "devices/waitset.c: POLL without devices sleeps" },
-	{ SCMP_SYS(epoll_pwait2), "devices/waitset.c: POLL waits for channels" },
-	{ SCMP_SYS(epoll_ctl), "devices/waitset.c: the channels to wait for" },
+/* What every process that holds a VM or serves its calls needs: the
+ * single monitor, the split monitor's runner and its device process each
+ * take this list and their own below, so a call the wipe or the stop
+ * requests need is added once for all of them. */
+static const struct allow process_allow[] = {
 	{ SCMP_SYS(rt_sigreturn), "process/signals.c: return from a stop-request handler" },
 	{ SCMP_SYS(rt_sigprocmask), "process/signals.c: stop requests blocked around a sleep" },
 	{ SCMP_SYS(clock_gettime), "calls/core.c: WALLTIME, x86/vcpu_wipe.c: deadline (vDSO fallback)" },
-	{ SCMP_SYS(getrandom), "calls/core.c: RANDOM" },
 	{ SCMP_SYS(read), "devices/channel.c: channel reads; mem/wipe.c: pagemap" },
 	{ SCMP_SYS(write), "calls/core.c: CONSOLE; channel writes; diagnostics on stderr" },
 	{ SCMP_SYS(pread64), "devices/block.c: block reads; mem/wipe.c: /proc/self/pagemap" },
-	{ SCMP_SYS(pwrite64), "devices/block.c: block writes" },
-	{ SCMP_SYS(fdatasync), "devices/block.c: FLUSH" },
 	{ SCMP_SYS(lseek), "mem/wipe.c: a memfd's data ranges (SEEK_DATA/SEEK_HOLE)" },
-	{ SCMP_SYS(newfstatat), "stdio: the first write to stdout sizes its buffer" },
-	{ SCMP_SYS(fstat), "stdio: the first write to stdout sizes its buffer" },
+	{ SCMP_SYS(newfstatat), "stdio: the first write to a stream sizes its buffer" },
+	{ SCMP_SYS(fstat), "stdio: the first write to a stream sizes its buffer" },
 	{ SCMP_SYS(close), "devices: dropped connections; release at exit" },
-	{ SCMP_SYS(accept4), "devices/channel.c: a listen: channel's next peer" },
-	{ SCMP_SYS(sendto), "process/broker.c: asking the broker to connect" },
-	{ SCMP_SYS(recvmsg), "process/broker.c: the broker's answer and descriptor" },
 	{ SCMP_SYS(brk), "malloc" },
-	{ SCMP_SYS(munmap), "malloc; mem/backend.c: release of guest memory" },
+	{ SCMP_SYS(munmap), "malloc; mem/: giving memory up, release of guest memory" },
 	{ SCMP_SYS(madvise), "free: trimming the heap" },
 	{ SCMP_SYS(mincore), "mem/wipe.c: resident pages where pagemap cannot tell" },
 	{ CLOAK_NR_cachestat, "mem/wipe.c: a guest_memfd's touched regions" },
@@ -50,6 +45,19 @@ static const struct allow monitor_allow[] = {
 	{ SCMP_SYS(getpid), "abort(), sanitizer reports; process/signals.c: whose SIGABRT" },
 	{ SCMP_SYS(gettid), "abort() and sanitizer reports" },
 	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
+};
+
+/* The calls and devices: the single monitor's and the device process's. */
+static const struct allow devices_allow[] = {
+	{ SCMP_SYS(ppoll), "devices/waitset.c: POLL without devices sleeps" },
+	{ SCMP_SYS(epoll_pwait2), "devices/waitset.c: POLL waits for channels" },
+	{ SCMP_SYS(epoll_ctl), "devices/waitset.c: the channels to wait for" },
+	{ SCMP_SYS(getrandom), "calls/core.c: RANDOM" },
+	{ SCMP_SYS(pwrite64), "devices/block.c: block writes" },
+	{ SCMP_SYS(fdatasync), "devices/block.c: FLUSH" },
+	{ SCMP_SYS(accept4), "devices/channel.c: a listen: channel's next peer" },
+	{ SCMP_SYS(sendto), "process/broker.c: asking the broker to connect" },
+	{ SCMP_SYS(recvmsg), "process/broker.c: the broker's answer and descriptor" },
 };
 
 /* ioctl requests once the guest runs: KVM ones on the vCPU, and one on
@@ -88,25 +96,6 @@ static const struct allow runner_allow[] = {
 					"or end it (it holds a pidfd of no other)" },
 	{ SCMP_SYS(nanosleep), "process/split.c: waiting for the device process to finish" },
 	{ SCMP_SYS(clock_nanosleep), "process/split.c: the same, through nanosleep()" },
-	{ SCMP_SYS(rt_sigreturn), "process/signals.c: return from a stop-request handler" },
-	{ SCMP_SYS(rt_sigprocmask), "process/signals.c" },
-	{ SCMP_SYS(clock_gettime), "x86/vcpu_wipe.c: deadline (vDSO fallback)" },
-	{ SCMP_SYS(read), "mem/wipe.c: pagemap" },
-	{ SCMP_SYS(write), "diagnostics on stderr" },
-	{ SCMP_SYS(pread64), "mem/wipe.c: /proc/self/pagemap" },
-	{ SCMP_SYS(lseek), "mem/wipe.c: a memfd's data ranges (SEEK_DATA/SEEK_HOLE)" },
-	{ SCMP_SYS(newfstatat), "stdio: the first write to a stream sizes its buffer" },
-	{ SCMP_SYS(fstat), "stdio: the first write to a stream sizes its buffer" },
-	{ SCMP_SYS(close), "release at exit" },
-	{ SCMP_SYS(brk), "malloc" },
-	{ SCMP_SYS(munmap), "malloc; mem/: giving memory up, release of guest memory" },
-	{ SCMP_SYS(madvise), "free: trimming the heap" },
-	{ SCMP_SYS(mincore), "mem/wipe.c: resident pages where pagemap cannot tell" },
-	{ CLOAK_NR_cachestat, "mem/wipe.c: a guest_memfd's touched regions" },
-	{ SCMP_SYS(exit_group), "the monitor's exit" },
-	{ SCMP_SYS(getpid), "abort(), sanitizer reports; process/signals.c: whose SIGABRT" },
-	{ SCMP_SYS(gettid), "abort() and sanitizer reports" },
-	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
 };
 
 /* The split monitor's device process: every call but the KVM ones. */
@@ -147,9 +136,13 @@ static int no_exec_memory(scmp_filter_ctx ctx)
 	return r;
 }
 
+#define ADD_ALL(ctx, list) add_all(ctx, list, sizeof list / sizeof list[0])
+
 int sandbox_rules_monitor(scmp_filter_ctx ctx)
 {
-	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
+	int r = ADD_ALL(ctx, process_allow);
+	if (r == 0)
+		r = ADD_ALL(ctx, devices_allow);
 	if (r == 0)
 		r = allow_kvm_requests(ctx);
 	return r ? r : no_exec_memory(ctx);
@@ -157,7 +150,9 @@ int sandbox_rules_monitor(scmp_filter_ctx ctx)
 
 int sandbox_rules_runner(scmp_filter_ctx ctx)
 {
-	int r = add_all(ctx, runner_allow, sizeof runner_allow / sizeof runner_allow[0]);
+	int r = ADD_ALL(ctx, process_allow);
+	if (r == 0)
+		r = ADD_ALL(ctx, runner_allow);
 	if (r == 0)
 		r = allow_kvm_requests(ctx);
 	return r ? r : no_exec_memory(ctx);
@@ -165,9 +160,11 @@ int sandbox_rules_runner(scmp_filter_ctx ctx)
 
 int sandbox_rules_devices(scmp_filter_ctx ctx)
 {
-	int r = add_all(ctx, monitor_allow, sizeof monitor_allow / sizeof monitor_allow[0]);
+	int r = ADD_ALL(ctx, process_allow);
 	if (r == 0)
-		r = add_all(ctx, devices_extra, sizeof devices_extra / sizeof devices_extra[0]);
+		r = ADD_ALL(ctx, devices_allow);
+	if (r == 0)
+		r = ADD_ALL(ctx, devices_extra);
 	/* No ioctl at all; memory for malloc only: anonymous (fd -1), never
 	 * executable, so no descriptor of guest memory can be mapped again. */
 	if (r == 0)
@@ -182,7 +179,7 @@ int sandbox_rules_devices(scmp_filter_ctx ctx)
 
 int sandbox_rules_broker(scmp_filter_ctx ctx)
 {
-	int r = add_all(ctx, broker_allow, sizeof broker_allow / sizeof broker_allow[0]);
+	int r = ADD_ALL(ctx, broker_allow);
 	/* Only Unix stream sockets, for connect: channels. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
