@@ -50,7 +50,7 @@ $(O)/san/cloak: $(O)/san/monitor/main.o $(O)/san/monitor/libmonitor.a
 # The test build (test_hooks.h): the hook callers compiled again with
 # CLOAK_TEST_HOOKS, linked ahead of the same libmonitor.a.
 MONITOR_HOOKS_SRC := monitor/main.c monitor/kvm/run.c monitor/calls/poll.c monitor/mem/give_up.c \
-	monitor/mem/backend.c monitor/process/split.c monitor/test_hooks.c
+	monitor/mem/backend.c monitor/mem/guestmem.c monitor/process/split.c monitor/test_hooks.c
 MONITOR_HOOKS_OBJ := $(MONITOR_HOOKS_SRC:monitor/%.c=$(O)/tests/hooks/%.o)
 $(O)/tests/hooks/%.o: monitor/%.c
 	@mkdir -p $(dir $@)

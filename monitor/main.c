@@ -284,7 +284,7 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof s);
 	s.vm.kvm.kvm_fd = s.vm.kvm.vm_fd = s.vm.vcpu_fd = -1;
 	s.dump_fd = -1;
-	s.split.pid = s.split.pidfd = -1;
+	s.split.pid = s.split.pidfd = s.split.maps_fd = -1;
 	s.vm.verbose = o.verbose;
 	s.vm.no_sandbox = o.no_sandbox;
 	s.vm.quiet = o.quiet;

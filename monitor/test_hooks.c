@@ -287,6 +287,11 @@ void test_hooks_device_enter(bool sandboxed)
 	maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 }
 
+bool test_hooks_device_keeps(const char *when)
+{
+	return hook && !strncmp(hook, "device-keeps-", 13) && !strcmp(hook + 13, when);
+}
+
 uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict, int32_t *status)
 {
 	static bool replied;

@@ -30,6 +30,10 @@
  *                   status no call gives; the wrong sequence number; or
  *                   right, then followed by a reply to a request never
  *                   made (process/split.c);
+ *   device-keeps-private, device-keeps-unshared
+ *                   the device process keeps its mapping of the private
+ *                   pages at PROTECT, or of the pages the guest unshares
+ *                   (mem/guestmem.c), as a compromised one would;
  * CLOAK_TEST_PHASES=1 (combines with any hook): the monitor's monotonic
  * clock at the end of each phase of a run (parse, KVM open, memory create,
  * load, vCPU setup, sandbox, run, teardown: close, wipe, unmap...), printed
@@ -63,6 +67,9 @@ uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict, int32_t *stat
 /* In the device process, before its sandbox (selfscan reads its maps)
  * and in it (sandbox-probe-devices tries what its allowlist forbids). */
 void test_hooks_device_enter(bool sandboxed);
+/* In the device process: keep the pages PROTECT ("private") or UNSHARE
+ * ("unshared") would unmap. */
+bool test_hooks_device_keeps(const char *when);
 #else
 static inline void test_hooks_init(void)
 {
@@ -96,6 +103,11 @@ static inline uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict,
 	(void)verdict;
 	(void)status;
 	return 0;
+}
+static inline bool test_hooks_device_keeps(const char *when)
+{
+	(void)when;
+	return false;
 }
 #endif
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -17,6 +18,7 @@
 #include "inspect.h"
 #include "process/signals.h"
 #include "sharemap.h"
+#include "test_hooks.h"
 
 struct guestmem {
 	struct membacking mb;
@@ -176,6 +178,8 @@ void gm_protect(struct guestmem *gm)
 	gm->protect = true;
 	if (!gm->mb.can_give_up && !gm->device_side)
 		return;
+	if (gm->device_side && test_hooks_device_keeps("private"))
+		return;
 	/* The monitor gives up guest memory: every private page leaves its
 	 * address space and the descriptor is closed, so nothing in the
 	 * monitor can reach those pages or map them again; KVM runs the guest
@@ -205,6 +209,16 @@ void gm_slot(const struct guestmem *gm, struct gm_slot *out)
 	out->size = gm->mb.size;
 	out->guest_memfd = gm->mb.is_guest_memfd ? gm->mb.fd : -1;
 	out->guest_memfd_offset = 0;
+}
+
+bool gm_backing_id(const struct guestmem *gm, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	if (gm->mb.fd < 0 || fstat(gm->mb.fd, &st) != 0)
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
 }
 
 /* The one place a range is judged. Bounds first (with overflow), then, with
@@ -366,7 +380,7 @@ enum gm_status gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
 		return s;
 	if (touches_window(first, npages))
 		return GM_EPERM;
-	if (gm->mb.given_up)
+	if (gm->mb.given_up && !(gm->device_side && test_hooks_device_keeps("unshared")))
 		for (uint64_t p = first; p < first + npages; p++)
 			if (sharemap_all_set(&gm->shared, p, 1))
 				unmap_run(gm, p, 1);

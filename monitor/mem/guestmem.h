@@ -84,6 +84,9 @@ struct gm_slot {
 	uint64_t guest_memfd_offset;
 };
 void gm_slot(const struct guestmem *gm, struct gm_slot *out);
+/* The backing file's device and inode, while the monitor holds its
+ * descriptor (false otherwise). */
+bool gm_backing_id(const struct guestmem *gm, uint64_t *dev, uint64_t *ino);
 
 /* Checked copies: the whole range or nothing. len 0 always succeeds (even
  * at gpa == size). */

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -123,11 +124,15 @@ static _Noreturn void device_finish(struct vm *vm, int dump_fd, const char *dump
 
 /* The child's side of the fork: nothing of KVM's, no descriptor of guest
  * memory, dies with the runner. */
-static void device_enter(struct vm *vm, pid_t runner, struct fail *f)
+static void device_enter(struct vm *vm, pid_t runner, int maps_sock, struct fail *f)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != runner)
 		_exit(CLOAK_EXIT_DEVICE);
+	/* Opened first, while this is still the monitor's own code; the
+	 * runner cannot open it (neither process is dumpable). */
+	if (device_maps_send(maps_sock) != 0)
+		_exit(CLOAK_EXIT_DEVICE); /* the runner reports it */
 	prctl(PR_SET_NAME, "cloak-devices", 0, 0, 0);
 	int fds[] = { vm->kvm.kvm_fd, vm->kvm.vm_fd, vm->vcpu_fd };
 	for (unsigned i = 0; i < sizeof fds / sizeof fds[0]; i++)
@@ -184,7 +189,7 @@ static _Noreturn void device_main(struct split *sp, struct vm *vm, int dump_fd,
 int split_start(struct split *sp, struct vm *vm, int *dump_fd, const char *dump_path,
 		struct fail *f)
 {
-	sp->pid = sp->pidfd = -1;
+	sp->pid = sp->pidfd = sp->maps_fd = -1;
 	sp->seq = 0;
 	int mfd = memfd_create("cloak-split", MFD_CLOEXEC);
 	if (mfd < 0 || ftruncate(mfd, 4096) != 0) {
@@ -202,20 +207,39 @@ int split_start(struct split *sp, struct vm *vm, int *dump_fd, const char *dump_
 	if (getrandom(&token_state, sizeof token_state, 0) != sizeof token_state)
 		token_state = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
 	token_state |= 1; /* xorshift's one forbidden state is 0 */
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot make a socket pair: %s",
+				strerror(errno));
+	device_maps_identify(vm->gm, &sp->guest);
 	gm_fix_window(vm->gm);
 	gm_inherit_on_fork(vm->gm, true);
 	pid_t runner = getpid();
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
-		device_enter(vm, runner, f);
+		close(sv[0]);
+		device_enter(vm, runner, sv[1], f);
 		device_main(sp, vm, *dump_fd, dump_path);
 	}
+	int fork_errno = errno;
 	gm_inherit_on_fork(vm->gm, false);
-	if (pid < 0)
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot fork the device process: %s",
-				strerror(errno));
+				strerror(fork_errno));
+	}
 	sp->pid = pid;
+	sp->maps_fd = device_maps_receive(sv[0]);
+	close(sv[0]);
+	if (sp->maps_fd < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		sp->pid = -1;
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "the device process could not open its "
+				"/proc/self/maps for the runner (is /proc mounted?)");
+	}
 	sp->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (sp->pidfd < 0 && !vm->no_sandbox) {
 		kill(pid, SIGKILL);
@@ -242,21 +266,22 @@ int split_start(struct split *sp, struct vm *vm, int *dump_fd, const char *dump_
  * three memory calls on its bookkeeping, reading nothing but SHARE's and
  * UNSHARE's block, and writing nothing. The guest's answer is the device
  * process's, made on its identical view. */
-static void mirror_memory_call(struct vm *vm, unsigned nr, uint32_t value)
+static bool mirror_memory_call(struct vm *vm, unsigned nr, uint32_t value)
 {
 	if (nr == CLOAK_HC_PROTECT) {
 		gm_protect(vm->gm);
-		return;
+		return true;
 	}
 	if (nr != CLOAK_HC_SHARE && nr != CLOAK_HC_UNSHARE)
-		return;
+		return false;
 	struct cloak_hc_share a;
 	if (value % 8 || gm_copy_from(vm->gm, &a, gpa(value), sizeof a) != GM_OK)
-		return;
+		return false;
 	if (nr == CLOAK_HC_SHARE)
 		gm_share(vm->gm, gpa(a.gpa), a.npages);
 	else
 		gm_unshare(vm->gm, gpa(a.gpa), a.npages);
+	return nr == CLOAK_HC_UNSHARE;
 }
 
 static int device_failed(struct vm *vm, const char *why)
@@ -278,8 +303,9 @@ int split_call(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
 {
 	struct split *sp = the_split;
 	struct split_slot *s = sp->slot;
+	bool unmaps = false; /* the device process must have unmapped pages */
 	if (port >= CLOAK_HC_PORT_BASE && port < CLOAK_HC_PORT_BASE + CLOAK_HC_MAX && size == 4)
-		mirror_memory_call(vm, port - CLOAK_HC_PORT_BASE, value);
+		unmaps = mirror_memory_call(vm, port - CLOAK_HC_PORT_BASE, value);
 	/* Nothing may have been answered since the last reply. */
 	if (atomic_load_explicit(&s->rep_seq, memory_order_acquire) != sp->seq)
 		return device_failed(vm, "replied to a request never made");
@@ -314,8 +340,12 @@ int split_call(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
 	uint64_t echoed = s->rep_token;
 	if (got != seq || echoed != token)
 		return device_failed(vm, "replied out of turn");
-	if (verdict == SPLIT_RESUME)
+	if (verdict == SPLIT_RESUME) {
+		char why[200];
+		if (unmaps && device_maps_check(sp->maps_fd, vm->gm, &sp->guest, why, sizeof why))
+			return device_failed(vm, why);
 		return 0;
+	}
 	if (verdict != SPLIT_END || !status_in_shape(status))
 		return device_failed(vm, "replied out of shape");
 	vm->stopped = true;
@@ -354,8 +384,14 @@ static bool reaped(pid_t pid, int ms)
 
 void split_end(struct split *sp)
 {
-	if (!sp || sp->pid < 0)
+	if (!sp)
 		return;
+	if (sp->pid < 0) {
+		if (sp->maps_fd >= 0)
+			close(sp->maps_fd);
+		sp->maps_fd = -1;
+		return;
+	}
 	struct split_slot *s = sp->slot;
 	/* A device process that still waits for a request gets one to finish;
 	 * one still in a call was sent SIGTERM (split_call). */
@@ -370,5 +406,7 @@ void split_end(struct split *sp)
 	}
 	if (sp->pidfd >= 0)
 		close(sp->pidfd);
-	sp->pid = sp->pidfd = -1;
+	if (sp->maps_fd >= 0)
+		close(sp->maps_fd);
+	sp->pid = sp->pidfd = sp->maps_fd = -1;
 }

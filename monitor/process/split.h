@@ -18,7 +18,10 @@
  * fork) with a fixed-size request and reply and a futex wake-up each way.
  * The runner copies a reply once, checks its sequence number and shape,
  * and then only resumes the vCPU or ends the VM: a device process can set
- * no register and write no guest memory through it. A reply out of shape,
+ * no register and write no guest memory through it. After PROTECT and
+ * UNSHARE it also reads the device process's maps (process/device_maps.h):
+ * a device process that kept a page it no longer shares mapped ends the
+ * VM before the guest runs again. A reply out of shape,
  * out of turn, or a device process that dies, ends the VM with
  * CLOAK_EXIT_DEVICE; the runner wipes as on any other end. If the runner
  * dies, the device process gets SIGKILL (PR_SET_PDEATHSIG).
@@ -30,6 +33,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "device_maps.h"
 #include "fail.h"
 
 struct vm;
@@ -40,6 +44,8 @@ struct split {
 	int pidfd; /* the runner's handle on it, or -1 */
 	struct split_slot *slot;
 	uint32_t seq; /* last request sent (runner) or answered (device) */
+	int maps_fd;  /* runner: the device process's /proc/PID/maps, or -1 */
+	struct device_maps_file guest; /* runner: guest memory, as it maps it */
 };
 
 /* Forks the device process. In the runner: returns 0 with the devices

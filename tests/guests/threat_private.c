@@ -81,15 +81,23 @@ static char shared_copy[4096] __attribute__((aligned(4096)));
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		printf("usage: threat_private.elf TOKEN [abort|share]\n");
+		printf("usage: threat_private.elf TOKEN [abort|share|unshare]\n");
 		return 2;
 	}
 	/* The control: a copy of the secret in a page shared before
 	 * protection, which the dump of shared pages must show. */
 	bool share_it = argc > 2 && !strcmp(argv[2], "share");
-	int64_t shared = share_it ? cloak_share(shared_copy, 1) : 0;
+	/* "unshare": a page shared before protection and unshared after it
+	 * is private again: the secret goes there too, so no process of the
+	 * host may still map it (process/device_maps.h). */
+	bool unshare_it = argc > 2 && !strcmp(argv[2], "unshare");
+	int64_t shared = share_it || unshare_it ? cloak_share(shared_copy, 1) : 0;
 	if (cloak_protect() != 0)
 		cloak_abort_msg("protection refused");
+	if (unshare_it) {
+		report("unshare", cloak_unshare(shared_copy, 1));
+		build_secret(shared_copy, argv[1]);
+	}
 	build_secret(secret_page, argv[1]);
 	if (share_it)
 		build_secret(shared_copy, argv[1]);

@@ -150,6 +150,30 @@ guest_mapped() {
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
+@test "a device process that keeps private pages mapped at PROTECT or unshared ones at UNSHARE ends the guest with 246 before it runs on, and the wipe runs" {
+	need_kvm
+	new_token
+	local hook
+	# threat_private.elf's "unshare" shares a page before PROTECT, unshares
+	# it after, and then writes the secret there: a compromised device
+	# process would keep either mapping to read what comes next.
+	for hook in device-keeps-private device-keeps-unshared; do
+		run timeout 60 env CLOAK_TEST_HOOK=$hook "$HOOKS" -v "${MEMORY_ARGS[@]}" \
+			"$GUESTS/threat_private.elf" "$TOKEN" unshare
+		[ "$status" -eq 246 ] || { echo "$hook: $status: $output"; return 1; }
+		[[ "$output" == *"cloak: device process maps a private guest page: "* ]] ||
+			{ echo "$hook: $output"; return 1; }
+		[[ "$output" == *"guest memory wiped:"* ]] || { echo "$hook: $output"; return 1; }
+		# The runner caught it at that call's reply: the guest never went
+		# on to write the secret into the page.
+		[[ "$output" != *"unshare ret="* ]] || { echo "$hook: $output"; return 1; }
+	done
+	# Control: a well-behaved device process unmaps both, and the guest runs on.
+	run timeout 60 "$HOOKS" -v "${MEMORY_ARGS[@]}" "$GUESTS/threat_private.elf" "$TOKEN" unshare
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	expect_line "unshare ret=0"
+}
+
 @test "either process dying ends both: the device process killed gives 246 and the wipe; the runner killed takes the device process with it" {
 	need_kvm; need_root
 	new_token
