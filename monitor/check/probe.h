@@ -31,6 +31,7 @@ enum check_row {
 	ROW_FORK,
 	ROW_WIPE,
 	ROW_KVM_RUN,
+	ROW_DEVICES_APART,
 	ROW_COUNT
 };
 

@@ -35,6 +35,7 @@
 #include "mem/give_up.h"
 #include "mem/inspect.h"
 #include "probe_kvm.h"
+#include "probe_split.h"
 #include "x86/cpu.h"
 #include "secretmem.h"
 
@@ -53,6 +54,7 @@ const struct row_info check_rows[ROW_COUNT] = {
 	[ROW_FORK] = { "fork", "not inherited on fork" },
 	[ROW_WIPE] = { "wipe", "wiped on release" },
 	[ROW_KVM_RUN] = { "kvm_run", "KVM runs a guest from it" },
+	[ROW_DEVICES_APART] = { "devices_apart", "host-facing code: no private page, no vCPU" },
 };
 
 bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest_memfd_caps *caps)
@@ -61,6 +63,7 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 	case ROW_FORK:
 	case ROW_WIPE:
 	case ROW_KVM_RUN:
+	case ROW_DEVICES_APART: /* the device process, the default */
 		return true; /* every backend */
 	case ROW_HIDDEN:
 	{	/* guest_memfd where KVM runs it without the monitor's mapping */
@@ -511,6 +514,7 @@ void probe_backend(enum gm_backend backend, bool kvm_ok, const struct guest_memf
 		probe_gup(rep, slot.userspace_addr, (uintptr_t)ctl, marker, &cv);
 		probe_mapping(rep, slot.userspace_addr, &cv);
 		probe_wipe(rep, gm, marker);
+		probe_devices_apart(backend, kvm.vm_fd, &rep->row[ROW_DEVICES_APART]);
 	}
 	kvm_close(&kvm);
 	if (!rep->available)

@@ -87,6 +87,24 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 	[ "$(check_json | jq '[.backends[] | select(.available)] | length')" -ge 2 ]
 }
 
+@test "cloak check measures, for every backend that runs here, that the host-facing code holds no private page and cannot reach KVM" {
+	need_kvm
+	need_cmd jq jq
+	local rows
+	rows=$(check_json | jq -r '.backends[] | select(.available)
+		| .protections[] | select(.id == "devices_apart") | "\(.result) \(.promised) \(.how)"')
+	[ -n "$rows" ] || { echo "no devices_apart row"; return 1; }
+	while read -r result promised how; do
+		[ "$result" = yes ] || { echo "$result: $how"; return 1; }
+		[ "$promised" = true ] || { echo "not promised: $how"; return 1; }
+		# Measured: the control (private pages mapped before PROTECT) was
+		# seen, and each forbidden call was refused.
+		[[ "$how" == *"before PROTECT (control)"* ]] || { echo "$how"; return 1; }
+		[[ "$how" == *"/dev/kvm: EPERM, ioctl: EPERM, mmap of a descriptor: EPERM"* ]] ||
+			{ echo "$how"; return 1; }
+	done <<<"$rows"
+}
+
 @test "cloak check says plainly whether guest RAM is hidden from the monitor on this host" {
 	need_kvm
 	run_cloak check
