@@ -218,6 +218,54 @@ def rss_by_mapping(pid, mem_bytes):
     return out
 
 
+def guest_file_in_smaps(text, mem_bytes):
+    """(device, inode) of the file whose mappings add up to the guest memory
+    size in a smaps text, or None."""
+    size, key = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ (\S+) (\d+)", line)
+        if m:
+            key = (m.group(1), m.group(2)) if m.group(2) != "0" else None
+            continue
+        m = re.match(r"^Size:\s+(\d+) kB", line)
+        if m and key:
+            size[key] = size.get(key, 0) + int(m.group(1))
+    return next((k for k, s in size.items() if s * 1024 == mem_bytes), None)
+
+
+def device_process_private_kib(runner, guest_file):
+    """KiB only the split monitor's device process holds: the private pages
+    (Private_Clean + Private_Dirty in /proc/PID/smaps) of its children named
+    cloak-devices, guest memory (of guest_file) left out. What it shares
+    with the runner (the binary, pages not written since the fork) is in the
+    runner's RSS already. 0 without such a child; None if unreadable."""
+    try:
+        with open("/proc/%d/task/%d/children" % (runner, runner)) as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        return None
+    total = 0
+    for kid in kids:
+        try:
+            with open("/proc/%d/comm" % kid) as f:
+                if f.read().strip() != "cloak-devices":
+                    continue
+            with open("/proc/%d/smaps" % kid) as f:
+                text = f.read()
+        except OSError:
+            return None
+        key = None
+        for line in text.splitlines():
+            m = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ (\S+) (\d+)", line)
+            if m:
+                key = (m.group(1), m.group(2))
+                continue
+            m = re.match(r"^Private_(Clean|Dirty):\s+(\d+) kB", line)
+            if m and key != guest_file:
+                total += int(m.group(2))
+    return total
+
+
 def guest_pages_in_smaps(text, mem_bytes):
     """KiB resident in the file (device and inode) whose mappings add up to
     the guest memory size: guest memory may be split into several mappings

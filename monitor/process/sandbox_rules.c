@@ -94,6 +94,7 @@ static const struct allow runner_allow[] = {
 	{ SCMP_SYS(wait4), "process/split.c: is the device process still there?" },
 	{ SCMP_SYS(pidfd_send_signal), "process/split.c: cut the device process's sleep, "
 					"or end it (it holds a pidfd of no other)" },
+	{ SCMP_SYS(ppoll), "process/split.c: waiting on the pidfd for the device process's exit" },
 	{ SCMP_SYS(nanosleep), "process/split.c: waiting for the device process to finish" },
 	{ SCMP_SYS(clock_nanosleep), "process/split.c: the same, through nanosleep()" },
 };
