@@ -14,7 +14,7 @@
 
 #define CLOAK_EXIT_STATUSES(X)                                                        \
 	X(240, INTERRUPTED, "stopped by a signal: SIGTERM, SIGINT, SIGHUP or another that would end it (guest memory wiped)") \
-	X(246, DEVICE, "the device process died or replied out of shape (guest memory wiped)") \
+	X(246, DEVICE, "the device process died, replied out of shape, or kept a page the guest does not share mapped (guest memory wiped)") \
 	X(247, RESOURCE, "a file or socket named on the command line cannot be used "     \
 			 "(block image, channel socket, --dump-shared file)")              \
 	X(248, INTERNAL, "internal error of the monitor")                                 \
