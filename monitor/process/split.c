@@ -91,8 +91,8 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
  * sequence number before it sleeps in the futex, and a side that did not
  * sleep is not woken: a hand-off is then a cache line each way, not two
  * wake-ups (in the SVM tier's VM with two vCPUs the null call went from
- * 2.45x to ... one process). With one CPU, spinning only delays the other
- * side, so neither spins. */
+ * 2.45x to 1.43x one process; docs/design.md). With one CPU, spinning only
+ * delays the other side, so neither spins. */
 #define SPLIT_SPIN_NS 200000l
 static bool spin_pays;
 
