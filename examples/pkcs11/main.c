@@ -10,12 +10,16 @@
  * there, encrypted (p11_persist.c, docs/pkcs11-store.md); without it they
  * last until the guest stops.
  *
- * libcloak-pkcs11.so (tools/pkcs11) connects to SOCK once per call, sends
- * one frame and reads one back (p11_wire.h). The token serves one
- * connection at a time; it hangs up on a frame whose length is out of
- * bounds, a body it cannot parse, a frame cut short for
- * --message-timeout seconds (default 10) or a connection that sends
- * nothing for --idle seconds (default 10). The token proper is
+ * libcloak-pkcs11.so (tools/pkcs11) sends one frame per call and reads
+ * one back (p11_wire.h), on a connection it keeps for its next call. The
+ * token serves one connection at a time, so it ends a kept one between
+ * frames: when no next frame has come KEEP_MS after a reply, or after a
+ * reply once the connection has had TURN_MS (the others waiting get
+ * their turn; the module sends again on a new connection). It hangs up
+ * on a frame whose length is out of bounds, a body it cannot parse, a
+ * frame cut short for --message-timeout seconds (default 10) or a new
+ * connection that sends nothing for --idle seconds (default 10). The
+ * token proper is
  * p11_token.c; this file moves bytes and wipes every buffer a request
  * passed through (PINs and imported keys cross them).
  */
@@ -32,6 +36,9 @@
 
 #define CHANNEL "p11"
 #define NS_PER_S 1000000000ull
+#define NS_PER_MS 1000000ull
+#define KEEP_MS 20  /* a kept connection's wait for the next frame */
+#define TURN_MS 200 /* a connection's time before it yields */
 
 const unsigned cloak_config_bounce_pages = 32; /* a 64 KiB frame each way */
 
@@ -88,14 +95,18 @@ static int read_to(int h, size_t want, uint64_t deadline)
 static const char *serve(int h)
 {
 	bool replied = false;
+	uint64_t start = cloak_time_ns();
 	have = 0;
 	for (;;) {
-		uint64_t idle = cloak_time_ns() + idle_ns;
+		uint64_t wait = replied ? KEEP_MS * NS_PER_MS : idle_ns, idle = cloak_time_ns() + wait;
 		/* After a reply the client is rarely quick enough for a read to
 		 * find its next bytes: wait first, and save the read that would
 		 * have said "nothing yet". */
-		if (!have && replied)
-			cloak_poll(idle_ns, cloak_chan_poll_bit(h), NULL); /* the read says why, if */
+		if (!have && replied) {
+			if (cloak_time_ns() - start > TURN_MS * NS_PER_MS)
+				return "turn";
+			cloak_poll(wait, cloak_chan_poll_bit(h), NULL); /* the read says why, if */
+		}
 		int r = read_to(h, 1, idle);
 		if (r == -CLOAK_ETIMEDOUT)
 			return "idle";
@@ -184,7 +195,7 @@ int main(int argc, char **argv)
 	       entropy_report, store_report);
 	for (;;) {
 		const char *why = serve(h);
-		if (why && strcmp(why, "idle"))
+		if (why && strcmp(why, "idle") && strcmp(why, "turn"))
 			printf("pkcs11: hung up on a client: %s\n", why);
 		agent_wipe(in, have); /* what the client left unfinished */
 		if (why)

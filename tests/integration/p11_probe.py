@@ -12,6 +12,8 @@ suite to assert on.
   p11_probe.py MODULE fork          C_Initialize again in a forked child
   p11_probe.py SOCKET hostile       malformed, truncated and oversized
                                     frames straight on the socket
+  p11_probe.py MODULE idle SECONDS  a call, SECONDS idle on the connection
+                                    the module keeps, and a call again
   p11_probe.py MODULE deferred PIN LABEL HASH DIR   C_SignInit deferred to
                                     the C_Sign after it (docs/pkcs11.md): signs
                                     HASH with the P-256 key LABEL (DIR/*.der
@@ -23,6 +25,7 @@ import os
 import socket
 import struct
 import sys
+import time
 
 CKA_CLASS, CKA_VALUE, CKA_TOKEN, CKA_PRIVATE = 0x0, 0x11, 0x1, 0x2
 CKA_KEY_TYPE, CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_EC_PARAMS = 0x100, 0x103, 0x162, 0x180
@@ -204,6 +207,16 @@ def hostile(path):
     attempt("garbage", os.urandom(3000))
 
 
+def idle(module, seconds):
+    lib = load(module)
+    call(lib, "C_Initialize", None)
+    n = UL()
+    show("before", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
+    time.sleep(seconds)
+    show("after", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
+    print(f"slots {n.value}", flush=True)
+
+
 def der_sig(raw):
     """An ECDSA signature r || s as DER, for openssl."""
     def integer(b):
@@ -285,6 +298,8 @@ if __name__ == "__main__":
         fork(sys.argv[1])
     elif what == "hostile":
         hostile(sys.argv[1])
+    elif what == "idle":
+        idle(sys.argv[1], float(sys.argv[3]))
     elif what == "deferred":
         deferred(sys.argv[1], sys.argv[3].encode(), *sys.argv[4:7])
     else:

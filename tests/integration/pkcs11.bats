@@ -208,6 +208,27 @@ sign_verify() {
 	kill -0 "$TOKEN_PID"
 }
 
+@test "a client idle on the connection its module keeps makes no other wait; its next call goes on a new connection" {
+	start_memory_token
+	init_token
+	# 12 s idle: longer than the token's --idle (10 s), which a connection
+	# kept past its reply would otherwise hold the token for.
+	python3 "$PROBE" "$MODULE" idle 12 > "$TMP/idle.out" 2>&1 &
+	local idler=$!
+	for _ in $(seq 100); do
+		grep -q '^before' "$TMP/idle.out" && break
+		sleep 0.1
+	done
+	grep -qxF "before 0x0" "$TMP/idle.out" || { cat "$TMP/idle.out"; return 1; }
+	run timeout 5 pkcs11-tool --module "$MODULE" -T
+	[ "$status" -eq 0 ] || { echo "status $status: $output"; return 1; }
+	[[ "$output" == *"cloak-test"* ]] || { echo "$output"; return 1; }
+	wait "$idler"
+	for line in "after 0x0" "slots 1"; do
+		grep -qxF "$line" "$TMP/idle.out" || { echo "missing '$line' in:"; cat "$TMP/idle.out"; return 1; }
+	done
+}
+
 @test "20 processes at once each log in and draw random bytes; a client killed mid-signature leaves the token serving" {
 	start_memory_token
 	init_token

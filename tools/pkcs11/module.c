@@ -124,6 +124,7 @@ EXPORT CK_RV C_Initialize(CK_VOID_PTR args)
 		/* New, or a child after fork: a new application. The parent's
 		 * id and sessions are the parent's. */
 		const char *s = getenv("CLOAK_PKCS11_SOCKET");
+		rpc_disconnect();
 		free(sock);
 		sock = s ? strdup(s) : NULL;
 		if (getrandom(app, sizeof app, 0) != sizeof app)
@@ -144,6 +145,7 @@ EXPORT CK_RV C_Finalize(CK_VOID_PTR reserved)
 	begin(P11_OP_FINALIZE);
 	send_call(); /* the token forgets us; unreachable, it will in time */
 	initialized = false;
+	rpc_disconnect();
 	sign_memo_clear();
 	free(sock);
 	sock = NULL;
