@@ -10,12 +10,16 @@
  * there, encrypted (p11_persist.c, docs/pkcs11-store.md); without it they
  * last until the guest stops.
  *
- * libcloak-pkcs11.so (tools/pkcs11) connects to SOCK once per call, sends
- * one frame and reads one back (p11_wire.h). The token serves one
- * connection at a time; it hangs up on a frame whose length is out of
- * bounds, a body it cannot parse, a frame cut short for
- * --message-timeout seconds (default 10) or a connection that sends
- * nothing for --idle seconds (default 10). The token proper is
+ * libcloak-pkcs11.so (tools/pkcs11) sends one frame per call and reads
+ * one back (p11_wire.h), on a connection it keeps for its next call. The
+ * token serves one connection at a time, so it ends a kept one between
+ * frames: when no next frame has come KEEP_MS after a reply, or after a
+ * reply once the connection has had TURN_MS (the others waiting get
+ * their turn; the module sends again on a new connection). It hangs up
+ * on a frame whose length is out of bounds, a body it cannot parse, a
+ * frame cut short for --message-timeout seconds (default 10) or a new
+ * connection that sends nothing for --idle seconds (default 10). The
+ * token proper is
  * p11_token.c; this file moves bytes and wipes every buffer a request
  * passed through (PINs and imported keys cross them).
  */
@@ -32,13 +36,17 @@
 
 #define CHANNEL "p11"
 #define NS_PER_S 1000000000ull
+#define NS_PER_MS 1000000ull
+#define KEEP_MS 20  /* a kept connection's wait for the next frame */
+#define TURN_MS 200 /* a connection's time before it yields */
 
 const unsigned cloak_config_bounce_pages = 32; /* a 64 KiB frame each way */
 
 void compat_init(void); /* ../keyvault/compat.c */
 
 static struct p11_token token;
-static uint8_t msg[P11_BODY_MAX];
+static uint8_t in[4 + P11_BODY_MAX]; /* frames as they come */
+static size_t have;		       /* bytes of them in "in" */
 static uint8_t reply[4 + P11_BODY_MAX];
 static uint64_t idle_ns = 10 * NS_PER_S, message_ns = 10 * NS_PER_S;
 static char entropy_report[96], store_report[96];
@@ -65,33 +73,62 @@ static void wipe_bounce(size_t n)
 	agent_wipe(b, n < size ? n : size);
 }
 
-/* One connection: a reason to hang up, or NULL if the client left. */
+/* Reads into "in" until it holds want bytes, taking whatever has come
+ * (one channel call where a read of the header and then of the body
+ * would make two or three): 0, or a channel error. */
+static int read_to(int h, size_t want, uint64_t deadline)
+{
+	while (have < want) {
+		long r = cloak_chan_read(h, in + have, sizeof in - have, deadline);
+		if (r < 0)
+			return (int)r;
+		wipe_bounce((size_t)r);
+		have += (size_t)r;
+	}
+	return 0;
+}
+
+/* One connection: a reason to hang up, or NULL if the client left. A
+ * read takes whatever has arrived (a whole small request in one channel
+ * call); bytes of a next frame stay at the front of "in" for the next
+ * round, and are wiped when the connection ends. */
 static const char *serve(int h)
 {
+	bool replied = false;
+	uint64_t start = cloak_time_ns();
+	have = 0;
 	for (;;) {
-		uint8_t hdr[4];
-		int r = cloak_chan_read_full(h, hdr, 1, cloak_time_ns() + idle_ns);
+		uint64_t wait = replied ? KEEP_MS * NS_PER_MS : idle_ns, idle = cloak_time_ns() + wait;
+		/* After a reply the client is rarely quick enough for a read to
+		 * find its next bytes: wait first, and save the read that would
+		 * have said "nothing yet". */
+		if (!have && replied) {
+			if (cloak_time_ns() - start > TURN_MS * NS_PER_MS)
+				return "turn";
+			cloak_poll(wait, cloak_chan_poll_bit(h), NULL); /* the read says why, if */
+		}
+		int r = read_to(h, 1, idle);
 		if (r == -CLOAK_ETIMEDOUT)
 			return "idle";
 		if (r < 0)
 			return NULL;
 		uint64_t deadline = cloak_time_ns() + message_ns;
-		r = cloak_chan_read_full(h, hdr + 1, 3, deadline);
+		r = read_to(h, 4, deadline);
 		if (r == -CLOAK_EPIPE)
 			return NULL;
 		if (r)
 			return "message timeout";
-		uint32_t len = p11_frame_len(hdr);
+		uint32_t len = p11_frame_len(in);
 		if (!len)
 			return "bad frame length";
-		r = cloak_chan_read_full(h, msg, len, deadline);
-		wipe_bounce(len);
-		if (r) {
-			agent_wipe(msg, len);
+		r = read_to(h, 4 + (size_t)len, deadline);
+		if (r)
 			return r == -CLOAK_EPIPE ? NULL : "message timeout";
-		}
-		size_t n = p11_token_handle(&token, msg, len, reply + 4);
-		agent_wipe(msg, len);
+		size_t n = p11_token_handle(&token, in + 4, len, reply + 4);
+		/* The frame is done with: what follows it moves to the front. */
+		have -= 4 + (size_t)len;
+		memmove(in, in + 4 + len, have);
+		agent_wipe(in + have, 4 + (size_t)len);
 		wipe_stack();
 		if (!n)
 			return "malformed request";
@@ -103,6 +140,7 @@ static const char *serve(int h)
 			return NULL;
 		if (r)
 			return "client not reading";
+		replied = true;
 	}
 }
 
@@ -157,8 +195,9 @@ int main(int argc, char **argv)
 	       entropy_report, store_report);
 	for (;;) {
 		const char *why = serve(h);
-		if (why && strcmp(why, "idle"))
+		if (why && strcmp(why, "idle") && strcmp(why, "turn"))
 			printf("pkcs11: hung up on a client: %s\n", why);
+		agent_wipe(in, have); /* what the client left unfinished */
 		if (why)
 			cloak_chan_hangup(h);
 		h = cloak_chan_open(CHANNEL);

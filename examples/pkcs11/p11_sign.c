@@ -234,3 +234,12 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 	c->t->signatures++;
 	return CKR_OK;
 }
+
+/* C_SignInit and C_Sign in one request: a failed SIGN_INIT part answers
+ * alone (its arguments are all the handler reads, and no operation
+ * starts); otherwise it is C_Sign on the operation it started. */
+CK_RV p11_op_sign_init_sign(struct p11_call *c)
+{
+	CK_RV rv = p11_op_sign_init(c);
+	return rv == CKR_OK ? p11_op_sign(c, false) : rv;
+}

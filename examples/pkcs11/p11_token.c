@@ -493,6 +493,7 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	case P11_OP_SIGN: rv = p11_op_sign(&c, false); break;
 	case P11_OP_SIGN_UPDATE: rv = p11_op_sign_update(&c); break;
 	case P11_OP_SIGN_FINAL: rv = p11_op_sign(&c, true); break;
+	case P11_OP_SIGN_INIT_SIGN: rv = p11_op_sign_init_sign(&c); break;
 	case P11_OP_GENERATE_RANDOM: rv = op_random(&c); break;
 	case P11_OP_DECRYPT_INIT: rv = p11_op_decrypt_init(&c); break;
 	case P11_OP_DECRYPT: rv = p11_op_decrypt(&c); break;
@@ -517,7 +518,7 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	/* Results go out with CKR_OK, and with the few other values that
 	 * carry them (p11_wire.h); otherwise the reply is the CK_RV alone. */
 	bool data = rv == CKR_OK || ((op == P11_OP_GET_ATTRS || op == P11_OP_SIGN || op == P11_OP_SIGN_FINAL ||
-				      op == P11_OP_DECRYPT) &&
+				      op == P11_OP_SIGN_INIT_SIGN || op == P11_OP_DECRYPT) &&
 				     !w.bad && w.len > head);
 	if (!data) {
 		agent_wipe(out + head, w.len - head);

@@ -144,6 +144,7 @@ CK_RV p11_op_find_final(struct p11_call *c);
 CK_RV p11_op_keygen(struct p11_call *c);
 CK_RV p11_op_sign_init(struct p11_call *c);
 CK_RV p11_op_sign(struct p11_call *c, bool final);
+CK_RV p11_op_sign_init_sign(struct p11_call *c);
 CK_RV p11_op_sign_update(struct p11_call *c);
 CK_RV p11_op_decrypt_init(struct p11_call *c);
 CK_RV p11_op_decrypt(struct p11_call *c);

@@ -75,6 +75,7 @@ enum p11_op {
 	P11_OP_GENERATE_RANDOM,	 /* u64 session, u32 n -> bytes */
 	P11_OP_DECRYPT_INIT,	 /* u64 session, u64 mech, bytes param, u64 key (OAEP param: see below) */
 	P11_OP_DECRYPT,		 /* u64 session, u8 length only, u64 room, bytes data -> u64 len, bytes out */
+	P11_OP_SIGN_INIT_SIGN,	 /* SIGN_INIT's arguments, then SIGN's -> as SIGN */
 	P11_OP_MAX
 };
 /* P11_OP_GET_ATTRS: room is the caller's buffer size, or P11_NO_BUFFER
@@ -84,7 +85,10 @@ enum p11_op {
  * the value empty unless it was copied. SIGN and SIGN_FINAL answer u64 len
  * and an empty signature with CKR_BUFFER_TOO_SMALL or a length query;
  * DECRYPT likewise (the length: the message's, or for a length query the
- * modulus's). */
+ * modulus's). SIGN_INIT_SIGN is C_SignInit and C_Sign in one request (the
+ * module defers a C_SignInit it has seen succeed: docs/pkcs11.md): if the
+ * SIGN_INIT part fails, its CK_RV alone comes back and no operation
+ * starts; otherwise the reply is SIGN's. */
 /* P11_OP_DECRYPT_INIT with CKM_RSA_PKCS_OAEP: CK_RSA_PKCS_OAEP_PARAMS
  * holds a pointer to its label, so its param travels flattened: u64
  * hashAlg, u64 mgf, u64 source, then the label's bytes to the end (at

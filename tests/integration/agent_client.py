@@ -268,14 +268,21 @@ def proxy(listen, target, record):
             while open_ends and time.time() < end:
                 r, _, _ = select.select(list(open_ends), [], [], 1)
                 for x in r:
-                    d = x.recv(65536)
+                    try:
+                        d = x.recv(65536)
+                    except OSError:
+                        d = b""
+                    if d:
+                        rec.write(d)
+                        rec.flush()
+                        try:
+                            open_ends[x].sendall(d)
+                        except OSError:  # the other end left (the token
+                            d = b""      # ends a kept connection between frames)
                     if not d:
                         a.close(), b.close()
                         open_ends = {}
                         break
-                    rec.write(d)
-                    rec.flush()
-                    open_ends[x].sendall(d)
         n += 1
     return 0
 

@@ -12,12 +12,20 @@ suite to assert on.
   p11_probe.py MODULE fork          C_Initialize again in a forked child
   p11_probe.py SOCKET hostile       malformed, truncated and oversized
                                     frames straight on the socket
+  p11_probe.py MODULE idle SECONDS  a call, SECONDS idle on the connection
+                                    the module keeps, and a call again
+  p11_probe.py MODULE deferred PIN LABEL HASH DIR   C_SignInit deferred to
+                                    the C_Sign after it (docs/pkcs11.md): signs
+                                    HASH with the P-256 key LABEL (DIR/*.der
+                                    for openssl), then the cases where the
+                                    token's answer must still come back
 """
 import ctypes
 import os
 import socket
 import struct
 import sys
+import time
 
 CKA_CLASS, CKA_VALUE, CKA_TOKEN, CKA_PRIVATE = 0x0, 0x11, 0x1, 0x2
 CKA_KEY_TYPE, CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_EC_PARAMS = 0x100, 0x103, 0x162, 0x180
@@ -30,6 +38,10 @@ UL = ctypes.c_ulong
 
 class Attr(ctypes.Structure):
     _fields_ = [("type", UL), ("pValue", ctypes.c_void_p), ("ulValueLen", UL)]
+
+
+class Mech(ctypes.Structure):
+    _fields_ = [("mechanism", UL), ("pParameter", ctypes.c_void_p), ("ulParameterLen", UL)]
 
 
 def template(pairs):
@@ -195,6 +207,85 @@ def hostile(path):
     attempt("garbage", os.urandom(3000))
 
 
+def idle(module, seconds):
+    lib = load(module)
+    call(lib, "C_Initialize", None)
+    n = UL()
+    show("before", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
+    time.sleep(seconds)
+    show("after", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
+    print(f"slots {n.value}", flush=True)
+
+
+def der_sig(raw):
+    """An ECDSA signature r || s as DER, for openssl."""
+    def integer(b):
+        b = b.lstrip(b"\0") or b"\0"
+        if b[0] & 0x80:
+            b = b"\0" + b
+        return b"\x02" + bytes([len(b)]) + b
+    half = len(raw) // 2
+    body = integer(raw[:half]) + integer(raw[half:])
+    return b"\x30" + bytes([len(body)]) + body
+
+
+def deferred(module, pin, label, hashfile, outdir):
+    import subprocess
+    lib = load(module)
+    call(lib, "C_Initialize", None)
+    h = UL()
+    show("open", call(lib, "C_OpenSession", UL(0), UL(CKF_RW_SESSION | CKF_SERIAL_SESSION), None, None,
+                      ctypes.byref(h)))
+    show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    t, keep = template([(CKA_CLASS, CKO_PRIVATE_KEY), (0x3, label.encode())])
+    objs, n = (UL * 2)(), UL()
+    call(lib, "C_FindObjectsInit", h, t, UL(2))
+    call(lib, "C_FindObjects", h, objs, UL(2), ctypes.byref(n))
+    call(lib, "C_FindObjectsFinal", h)
+    print(f"keys {n.value}", flush=True)
+    key = objs[0]
+    # A second key pair for the last case, made in the guest.
+    ec = template([(CKA_EC_PARAMS, P256)])
+    priv = template([(CKA_TOKEN, False), (0x108, True)])  # CKA_SIGN
+    pub2, key2 = UL(), UL()
+    show("keygen", call(lib, "C_GenerateKeyPair", h, ctypes.byref(Mech(0x1040, None, 0)), ec[0], UL(1),
+                        priv[0], UL(2), ctypes.byref(pub2), ctypes.byref(key2)))
+    digest = open(hashfile, "rb").read()
+    ecdsa, ecdsa_sha256 = Mech(0x1041, None, 0), Mech(0x1044, None, 0)
+
+    def sign(name, data=digest):
+        sig, siglen = ctypes.create_string_buffer(512), UL(512)
+        rv = call(lib, "C_Sign", h, data, UL(len(data)), sig, ctypes.byref(siglen))
+        show(name, rv)
+        if rv == 0:
+            with open(os.path.join(outdir, name + ".der"), "wb") as f:
+                f.write(der_sig(sig.raw[:siglen.value]))
+
+    # The first C_SignInit goes to the token; the same one again waits for
+    # the C_Sign after it, and both signatures verify.
+    show("first-init", call(lib, "C_SignInit", h, ctypes.byref(ecdsa), key))
+    sign("first-sign")
+    show("again-init", call(lib, "C_SignInit", h, ctypes.byref(ecdsa), key))
+    sign("again-sign")
+    # A deferred operation is an operation: a second C_SignInit is refused.
+    show("deferred-init", call(lib, "C_SignInit", h, ctypes.byref(ecdsa), key))
+    show("deferred-init-twice", call(lib, "C_SignInit", h, ctypes.byref(ecdsa), key))
+    sign("deferred-sign")
+    # The key destroyed by another process after a deferred C_SignInit:
+    # C_Sign brings the token's answer, and the next C_SignInit asks it.
+    show("gone-init", call(lib, "C_SignInit", h, ctypes.byref(ecdsa), key))
+    r = subprocess.run(["pkcs11-tool", "--module", module, "--login", "--pin", pin.decode(), "--delete-object",
+                        "--type", "privkey", "--label", label], capture_output=True, timeout=120)
+    print(f"deleted {r.returncode}", flush=True)
+    sign("gone-sign")
+    show("gone-init-again", call(lib, "C_SignInit", h, ctypes.byref(ecdsa), key))
+    # An operation the token started (the first C_SignInit of its kind):
+    # the same C_SignInit again is the token's CKR_OPERATION_ACTIVE.
+    show("sha256-init", call(lib, "C_SignInit", h, ctypes.byref(ecdsa_sha256), key2))
+    show("sha256-init-twice", call(lib, "C_SignInit", h, ctypes.byref(ecdsa_sha256), key2))
+    sign("sha256-sign", b"a message")
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -207,5 +298,9 @@ if __name__ == "__main__":
         fork(sys.argv[1])
     elif what == "hostile":
         hostile(sys.argv[1])
+    elif what == "idle":
+        idle(sys.argv[1], float(sys.argv[3]))
+    elif what == "deferred":
+        deferred(sys.argv[1], sys.argv[3].encode(), *sys.argv[4:7])
     else:
         sys.exit(__doc__)

@@ -107,6 +107,31 @@ sign_verify() {
 	done
 }
 
+@test "a C_SignInit deferred to the C_Sign after it: signatures verify, a second C_SignInit is refused, the token's errors still come back" {
+	start_memory_token
+	init_token
+	keygen 01 prime256v1
+	p11 --read-object --type pubkey --id 01 -o "$TMP/pub01.der"
+	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
+	echo "signed in a cloak guest $RANDOM" | openssl dgst -sha256 -binary > "$TMP/hash"
+	run python3 "$PROBE" "$MODULE" deferred "$PIN" key01 "$TMP/hash" "$TMP"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	# 0x90 CKR_OPERATION_ACTIVE, 0x60 CKR_KEY_HANDLE_INVALID
+	for line in "keys 1" "keygen 0x0" "first-init 0x0" "first-sign 0x0" "again-init 0x0" "again-sign 0x0" \
+		"deferred-init 0x0" "deferred-init-twice 0x90" "deferred-sign 0x0" "gone-init 0x0" "deleted 0" \
+		"gone-sign 0x60" "gone-init-again 0x60" "sha256-init 0x0" "sha256-init-twice 0x90" "sha256-sign 0x0"; do
+		grep -qxF "$line" <<< "$output" || { echo "missing '$line' in:"; echo "$output"; return 1; }
+	done
+	for sig in first-sign again-sign deferred-sign; do
+		run openssl pkeyutl -verify -pubin -inkey "$TMP/pub01.pem" -in "$TMP/hash" -sigfile "$TMP/$sig.der"
+		[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$sig: $output"; return 1; }
+	done
+	# The control: another hash does not verify.
+	echo "not what was signed" | openssl dgst -sha256 -binary > "$TMP/other"
+	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub01.pem" -in "$TMP/other" -sigfile "$TMP/again-sign.der"
+	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+}
+
 @test "p11tool lists the token and its objects and signs with a key made in the guest" {
 	start_memory_token
 	init_token
@@ -181,6 +206,27 @@ sign_verify() {
 	run p11 -L
 	[[ "$output" == *"cloak guest token"* ]] || { echo "$output"; return 1; }
 	kill -0 "$TOKEN_PID"
+}
+
+@test "a client idle on the connection its module keeps makes no other wait; its next call goes on a new connection" {
+	start_memory_token
+	init_token
+	# 12 s idle: longer than the token's --idle (10 s), which a connection
+	# kept past its reply would otherwise hold the token for.
+	python3 "$PROBE" "$MODULE" idle 12 > "$TMP/idle.out" 2>&1 &
+	local idler=$!
+	for _ in $(seq 100); do
+		grep -q '^before' "$TMP/idle.out" && break
+		sleep 0.1
+	done
+	grep -qxF "before 0x0" "$TMP/idle.out" || { cat "$TMP/idle.out"; return 1; }
+	run timeout 5 pkcs11-tool --module "$MODULE" -T
+	[ "$status" -eq 0 ] || { echo "status $status: $output"; return 1; }
+	[[ "$output" == *"cloak-test"* ]] || { echo "$output"; return 1; }
+	wait "$idler"
+	for line in "after 0x0" "slots 1"; do
+		grep -qxF "$line" "$TMP/idle.out" || { echo "missing '$line' in:"; cat "$TMP/idle.out"; return 1; }
+	done
 }
 
 @test "20 processes at once each log in and draw random bytes; a client killed mid-signature leaves the token serving" {

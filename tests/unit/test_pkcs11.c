@@ -168,7 +168,17 @@ static void test_frame_bounds(void **state)
 }
 
 /* Signs with mech (single-part, or in three parts), verifies with BearSSL. */
-static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, bool multi)
+static void put_sign_init(uint64_t key, CK_MECHANISM_TYPE mech)
+{
+	p11_put_u64(&w, session);
+	p11_put_u64(&w, mech);
+	p11_put_bytes(&w, NULL, 0);
+	p11_put_u64(&w, key);
+}
+
+/* Signs with SIGN_INIT then SIGN (or the multi-part calls), or with both
+ * in one SIGN_INIT_SIGN request (with_init), and verifies. */
+static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, bool multi, bool with_init)
 {
 	static const char msg[] = "signed by the token";
 	uint8_t h[64];
@@ -186,12 +196,11 @@ static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, b
 		br_sha256_out(&c, h);
 		hlen = 32;
 	}
-	begin(P11_OP_SIGN_INIT, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, mech);
-	p11_put_bytes(&w, NULL, 0);
-	p11_put_u64(&w, key);
-	assert_int_equal(send_req(), CKR_OK);
+	if (!with_init) {
+		begin(P11_OP_SIGN_INIT, app1);
+		put_sign_init(key, mech);
+		assert_int_equal(send_req(), CKR_OK);
+	}
 	if (multi) {
 		for (size_t off = 0; off < sizeof msg; off += 7) {
 			begin(P11_OP_SIGN_UPDATE, app1);
@@ -204,7 +213,9 @@ static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, b
 		p11_put_u8(&w, 0);
 		p11_put_u64(&w, 256);
 	} else {
-		begin(P11_OP_SIGN, app1);
+		begin(with_init ? P11_OP_SIGN_INIT_SIGN : P11_OP_SIGN, app1);
+		if (with_init)
+			put_sign_init(key, mech);
 		p11_put_u64(&w, session);
 		p11_put_u8(&w, 0);
 		p11_put_u64(&w, 256);
@@ -232,12 +243,59 @@ static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, b
 
 static void test_sign(void **state)
 {
-	sign_verify(priv, pub, CKM_ECDSA_SHA256, false);
-	sign_verify(priv, pub, CKM_ECDSA_SHA256, true);
-	sign_verify(priv, pub, CKM_ECDSA, false);
+	sign_verify(priv, pub, CKM_ECDSA_SHA256, false, false);
+	sign_verify(priv, pub, CKM_ECDSA_SHA256, true, false);
+	sign_verify(priv, pub, CKM_ECDSA, false, false);
+	sign_verify(priv, pub, CKM_ECDSA_SHA256, false, true);
+	sign_verify(priv, pub, CKM_ECDSA, false, true);
 	keygen(p384, sizeof p384);
-	sign_verify(priv, pub, CKM_ECDSA_SHA384, false);
-	sign_verify(priv, pub, CKM_ECDSA_SHA384, true);
+	sign_verify(priv, pub, CKM_ECDSA_SHA384, false, false);
+	sign_verify(priv, pub, CKM_ECDSA_SHA384, true, false);
+	sign_verify(priv, pub, CKM_ECDSA_SHA384, false, true);
+}
+
+/* A plain SIGN on the session: its CK_RV (whether an operation is on). */
+static CK_RV sign_plain(const uint8_t *data, size_t len)
+{
+	begin(P11_OP_SIGN, app1);
+	p11_put_u64(&w, session);
+	p11_put_u8(&w, 0);
+	p11_put_u64(&w, 256);
+	p11_put_bytes(&w, data, len);
+	return send_req();
+}
+
+/* SIGN_INIT_SIGN of a hash h (or of nothing, hlen 0) with key: its CK_RV. */
+static CK_RV init_sign(uint64_t key, const uint8_t *h, size_t hlen, bool query)
+{
+	begin(P11_OP_SIGN_INIT_SIGN, app1);
+	put_sign_init(key, CKM_ECDSA);
+	p11_put_u64(&w, session);
+	p11_put_u8(&w, query);
+	p11_put_u64(&w, query ? 0 : 256);
+	p11_put_bytes(&w, h, hlen);
+	return send_req();
+}
+
+/* SIGN_INIT_SIGN: a SIGN_INIT part the token refuses answers alone and
+ * starts no operation; a length query keeps the operation it started; a
+ * SIGN part that fails ends it. */
+static void test_sign_init_sign_errors(void **state)
+{
+	static const uint8_t h[32] = { 1, 2, 3 };
+	assert_int_equal(init_sign(pub, h, sizeof h, false), CKR_KEY_TYPE_INCONSISTENT);
+	assert_true(p11_reader_done(&r)); /* the CK_RV alone */
+	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
+	assert_int_equal(init_sign(priv + 1000, h, sizeof h, false), CKR_KEY_HANDLE_INVALID);
+	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
+
+	assert_int_equal(init_sign(priv, h, sizeof h, true), CKR_OK);
+	assert_int_equal(p11_get_u64(&r), 64);
+	assert_int_equal(sign_plain(h, sizeof h), CKR_OK); /* the operation went on */
+	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
+
+	assert_int_equal(init_sign(priv, NULL, 0, false), CKR_DATA_LEN_RANGE); /* no empty hash */
+	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
 }
 
 static bool in_token(const uint8_t *needle, size_t n)
@@ -742,6 +800,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_frame_bounds, setup),
 		cmocka_unit_test_setup(test_sign, setup),
+		cmocka_unit_test_setup(test_sign_init_sign_errors, setup),
 		cmocka_unit_test_setup(test_private_value, setup),
 		cmocka_unit_test_setup(test_sessions_and_pins, setup),
 		cmocka_unit_test_setup(test_apps_evicted, setup),

@@ -2,8 +2,8 @@
 # libcloak-pkcs11.so, the PKCS#11 module of the token guest (docs/pkcs11.md),
 # its launcher tools/cloak-pkcs11 and its p11-kit module file.
 P11_MODULE := $(O)/pkcs11/libcloak-pkcs11.so
-P11_MODULE_SRC := tools/pkcs11/module.c tools/pkcs11/rpc.c
-$(P11_MODULE): $(P11_MODULE_SRC) tools/pkcs11/rpc.h tools/pkcs11/module.map \
+P11_MODULE_SRC := tools/pkcs11/module.c tools/pkcs11/rpc.c tools/pkcs11/sign_memo.c
+$(P11_MODULE): $(P11_MODULE_SRC) tools/pkcs11/rpc.h tools/pkcs11/sign_memo.h tools/pkcs11/module.map \
 		$(O)/host/examples/pkcs11/p11_wire.o examples/pkcs11/p11_wire.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(P11_KIT_CFLAGS) -fPIC -shared -fvisibility=hidden \

@@ -8,7 +8,8 @@
  * under which the token keeps this process's login and sessions. A child
  * after fork() must call C_Initialize again (PKCS#11 says so): it then
  * gets an id of its own, and every other call in it answers
- * CKR_CRYPTOKI_NOT_INITIALIZED until it does.
+ * CKR_CRYPTOKI_NOT_INITIALIZED until it does. A C_SignInit the token
+ * accepted before may travel with the C_Sign after it (sign_memo.h).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "rpc.h"
+#include "sign_memo.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define SLOT_ID 0
@@ -122,10 +124,12 @@ EXPORT CK_RV C_Initialize(CK_VOID_PTR args)
 		/* New, or a child after fork: a new application. The parent's
 		 * id and sessions are the parent's. */
 		const char *s = getenv("CLOAK_PKCS11_SOCKET");
+		rpc_disconnect();
 		free(sock);
 		sock = s ? strdup(s) : NULL;
 		if (getrandom(app, sizeof app, 0) != sizeof app)
 			rv = CKR_FUNCTION_FAILED;
+		sign_memo_clear();
 		initialized = rv == CKR_OK;
 		owner = getpid();
 	}
@@ -141,6 +145,8 @@ EXPORT CK_RV C_Finalize(CK_VOID_PTR reserved)
 	begin(P11_OP_FINALIZE);
 	send_call(); /* the token forgets us; unreachable, it will in time */
 	initialized = false;
+	rpc_disconnect();
+	sign_memo_clear();
 	free(sock);
 	sock = NULL;
 	explicit_bzero(app, sizeof app);
@@ -305,6 +311,7 @@ EXPORT CK_RV C_InitToken(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_
 	begin(P11_OP_INIT_TOKEN);
 	p11_put_bytes(&call.w, pin, len);
 	p11_put_raw(&call.w, label, P11_LABEL);
+	sign_memo_clear();
 	return simple();
 }
 
@@ -370,7 +377,11 @@ static CK_RV session_call(enum p11_op op, CK_SESSION_HANDLE s)
 
 EXPORT CK_RV C_CloseSession(CK_SESSION_HANDLE s)
 {
-	return session_call(P11_OP_CLOSE_SESSION, s);
+	ENTER();
+	sign_memo_drop(s);
+	begin(P11_OP_CLOSE_SESSION);
+	p11_put_u64(&call.w, s);
+	return simple();
 }
 
 EXPORT CK_RV C_CloseAllSessions(CK_SLOT_ID slot)
@@ -379,6 +390,7 @@ EXPORT CK_RV C_CloseAllSessions(CK_SLOT_ID slot)
 	if (slot != SLOT_ID)
 		return leave(CKR_SLOT_ID_INVALID);
 	begin(P11_OP_CLOSE_ALL);
+	sign_memo_clear();
 	return simple();
 }
 
@@ -411,7 +423,11 @@ EXPORT CK_RV C_Login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin,
 
 EXPORT CK_RV C_Logout(CK_SESSION_HANDLE s)
 {
-	return session_call(P11_OP_LOGOUT, s);
+	ENTER();
+	sign_memo_clear(); /* the token ends the sessions' operations */
+	begin(P11_OP_LOGOUT);
+	p11_put_u64(&call.w, s);
+	return simple();
 }
 
 /* A template argument. */
@@ -454,6 +470,7 @@ EXPORT CK_RV C_CreateObject(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 EXPORT CK_RV C_DestroyObject(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o)
 {
 	ENTER();
+	sign_memo_unsure();
 	begin(P11_OP_DESTROY_OBJECT);
 	p11_put_u64(&call.w, s);
 	p11_put_u64(&call.w, o);
@@ -498,6 +515,7 @@ EXPORT CK_RV C_GetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATT
 EXPORT CK_RV C_SetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n)
 {
 	ENTER();
+	sign_memo_unsure();
 	begin(P11_OP_SET_ATTRS);
 	p11_put_u64(&call.w, s);
 	p11_put_u64(&call.w, o);
@@ -578,6 +596,17 @@ EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRI
 	return leave(rv);
 }
 
+/* C_SignInit's arguments as they travel. */
+static void put_sign_init(const struct sign_init *i)
+{
+	p11_put_u64(&call.w, i->session);
+	p11_put_u64(&call.w, i->mech);
+	p11_put_bytes(&call.w, i->param, i->plen);
+	p11_put_u64(&call.w, i->key);
+}
+
+/* A C_SignInit the token accepted before on this session goes with the
+ * C_Sign after it (sign_memo.h); any other goes now. */
 EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
 	ENTER();
@@ -587,7 +616,50 @@ EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDL
 	if (rv != CKR_OK)
 		return leave(rv);
 	p11_put_u64(&call.w, key);
-	return simple();
+	if (sign_memo_deferred(s)) /* an operation waits: the token would say so */
+		return leave(CKR_OPERATION_ACTIVE);
+	struct sign_init i;
+	bool keep = sign_init_make(&i, s, m, key);
+	if (keep && sign_memo_defer(&i))
+		return leave(CKR_OK);
+	rv = send_call();
+	if (rv == CKR_OK)
+		rv = rpc_end(&call, rv);
+	if (rv == CKR_OK && keep)
+		sign_memo_accepted(&i);
+	else
+		sign_memo_drop(s); /* its next C_SignInit goes to the token */
+	return leave(rv);
+}
+
+/* Sends the session's deferred C_SignInit on its own (before a multi-part
+ * call): CKR_OK if there was none or the token accepted it. */
+static CK_RV send_deferred(CK_SESSION_HANDLE s)
+{
+	struct sign_init i;
+	if (!sign_memo_take(s, &i))
+		return CKR_OK;
+	begin(P11_OP_SIGN_INIT);
+	put_sign_init(&i);
+	CK_RV rv = send_call();
+	if (rv == CKR_OK)
+		rv = rpc_end(&call, rv);
+	rpc_wipe(&call);
+	if (rv != CKR_OK)
+		sign_memo_refused(s);
+	return rv;
+}
+
+/* After C_Sign or C_SignFinal: the operation goes on after a length query
+ * or a buffer too small, and may after a token that did not answer. After
+ * an error the key may be gone: the next C_SignInit asks the token. */
+static CK_RV sign_done(CK_SESSION_HANDLE s, CK_RV rv, bool query)
+{
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL || rv == CKR_DEVICE_ERROR)
+		sign_memo_active(s, !(rv == CKR_OK && !query));
+	else
+		sign_memo_refused(s);
+	return rv;
 }
 
 /* CK_RSA_PKCS_OAEP_PARAMS holds a pointer to its label: it travels
@@ -646,9 +718,12 @@ static CK_RV sign_result(CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 	return rv;
 }
 
-static void put_sign_head(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
+static void put_sign_head(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen,
+			  const struct sign_init *init)
 {
 	begin(op);
+	if (init)
+		put_sign_init(init);
 	p11_put_u64(&call.w, s);
 	p11_put_u8(&call.w, !sig);
 	p11_put_u64(&call.w, sig ? *siglen : 0);
@@ -680,7 +755,7 @@ EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYT
 		return leave(CKR_ARGUMENTS_BAD);
 	if (len > P11_DATA_MAX)
 		return leave(CKR_ENCRYPTED_DATA_LEN_RANGE);
-	put_sign_head(P11_OP_DECRYPT, s, out, outlen);
+	put_sign_head(P11_OP_DECRYPT, s, out, outlen, NULL);
 	p11_put_bytes(&call.w, in, len);
 	return leave(sign_result(out, outlen));
 }
@@ -691,22 +766,30 @@ EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE
 	if ((!data && len) || !siglen)
 		return leave(CKR_ARGUMENTS_BAD);
 	bool big = len > P11_DATA_MAX;
-	put_sign_head(P11_OP_SIGN, s, big ? NULL : sig, siglen);
+	/* A deferred C_SignInit goes with it, or first if the data needs
+	 * more than one frame. */
+	struct sign_init init;
+	bool with_init = !big && sign_memo_take(s, &init);
+	CK_RV rv = big ? send_deferred(s) : CKR_OK;
+	if (rv != CKR_OK)
+		return leave(rv);
+	put_sign_head(with_init ? P11_OP_SIGN_INIT_SIGN : P11_OP_SIGN, s, big ? NULL : sig, siglen,
+		      with_init ? &init : NULL);
 	p11_put_bytes(&call.w, data, big ? 0 : len);
 	CK_ULONG room = siglen ? *siglen : 0;
-	CK_RV rv = sign_result(big ? NULL : sig, siglen);
+	rv = sign_result(big ? NULL : sig, siglen);
 	if (!big || rv != CKR_OK || !sig)
-		return leave(rv);
+		return leave(sign_done(s, rv, big || !sig));
 	/* Too long for one frame: the same signature through the multi-part
 	 * calls, once the caller's buffer is known to fit it. */
 	if (room < *siglen)
-		return leave(CKR_BUFFER_TOO_SMALL);
+		return leave(sign_done(s, CKR_BUFFER_TOO_SMALL, false));
 	rpc_wipe(&call);
 	if ((rv = sign_update(s, data, len)) != CKR_OK)
-		return leave(rv);
+		return leave(sign_done(s, rv, false));
 	*siglen = room;
-	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen);
-	return leave(sign_result(sig, siglen));
+	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen, NULL);
+	return leave(sign_done(s, sign_result(sig, siglen), false));
 }
 
 EXPORT CK_RV C_SignUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
@@ -714,7 +797,14 @@ EXPORT CK_RV C_SignUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 	ENTER();
 	if (!data && len)
 		return leave(CKR_ARGUMENTS_BAD);
-	return leave(sign_update(s, data, len));
+	CK_RV rv = send_deferred(s);
+	if (rv == CKR_OK)
+		rv = sign_update(s, data, len);
+	if (rv == CKR_OK || rv == CKR_DEVICE_ERROR)
+		sign_memo_active(s, true);
+	else
+		sign_memo_refused(s);
+	return leave(rv);
 }
 
 EXPORT CK_RV C_SignFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
@@ -722,8 +812,11 @@ EXPORT CK_RV C_SignFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR sigl
 	ENTER();
 	if (!siglen)
 		return leave(CKR_ARGUMENTS_BAD);
-	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen);
-	return leave(sign_result(sig, siglen));
+	CK_RV rv = send_deferred(s);
+	if (rv != CKR_OK)
+		return leave(rv);
+	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen, NULL);
+	return leave(sign_done(s, sign_result(sig, siglen), !sig));
 }
 
 EXPORT CK_RV C_SeedRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR seed, CK_ULONG len)

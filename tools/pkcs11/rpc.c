@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-/* One call to the token over its socket: see rpc.h. */
+/* Calls to the token over its socket, on a connection kept between
+ * calls: see rpc.h. */
 #include "rpc.h"
 
 #include <errno.h>
@@ -16,6 +17,8 @@
 #define REPLY_SECONDS 300
 
 static uint8_t req[4 + P11_BODY_MAX], rep[P11_BODY_MAX];
+static int conn = -1; /* kept for the next call */
+static pid_t conn_pid; /* the process that made it: a child's copy is not its own */
 
 static void debug(const char *what, int err)
 {
@@ -53,42 +56,82 @@ static int connect_to(const char *path)
 	return fd;
 }
 
-static bool io_all(int fd, uint8_t *p, size_t n, bool out)
+/* Sends or receives n bytes: n, or what went before the peer left (*err
+ * 0) or an error (*err its errno; a line under CLOAK_PKCS11_DEBUG). */
+static size_t io_all(int fd, uint8_t *p, size_t n, bool out, int *err)
 {
-	while (n) {
-		ssize_t r = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = out ? send(fd, p + done, n - done, MSG_NOSIGNAL) : recv(fd, p + done, n - done, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			debug(out ? "cannot send to the token" : "no reply from the token", r ? errno : 0);
-			return false;
+			*err = r ? errno : 0;
+			debug(out ? "cannot send to the token" : "no reply from the token", *err);
+			break;
 		}
-		p += r;
-		n -= (size_t)r;
+		done += (size_t)r;
 	}
-	return true;
+	return done;
+}
+
+void rpc_disconnect(void)
+{
+	if (conn >= 0)
+		close(conn);
+	conn = -1;
+}
+
+enum exchange { DONE, GONE, FAILED };
+
+/* One request out and one reply frame in on fd (its length in *len).
+ * GONE: the token hung up before a byte of the reply (the request was
+ * not served: the token ends a kept connection only between frames). */
+static enum exchange exchange(int fd, size_t reqlen, uint32_t *len)
+{
+	uint8_t hdr[4];
+	int err = 0;
+	if (io_all(fd, req, reqlen, true, &err) != reqlen)
+		return err == EPIPE || err == ECONNRESET ? GONE : FAILED;
+	size_t got = io_all(fd, hdr, 4, false, &err);
+	if (got != 4)
+		return !got && (err == 0 || err == ECONNRESET) ? GONE : FAILED;
+	*len = p11_frame_len(hdr);
+	return *len && io_all(fd, rep, *len, false, &err) == *len ? DONE : FAILED;
 }
 
 CK_RV rpc_call(struct rpc *c, const char *sock)
 {
 	if (c->w.bad)
 		return CKR_ARGUMENTS_BAD;
-	int fd = connect_to(sock);
-	if (fd < 0)
-		return CKR_DEVICE_ERROR;
+	if (conn >= 0 && conn_pid != getpid()) { /* inherited over fork() */
+		close(conn);
+		conn = -1;
+	}
 	p11_frame_hdr(req, (uint32_t)c->w.len);
-	uint8_t hdr[4];
-	bool ok = io_all(fd, req, 4 + c->w.len, true) && io_all(fd, hdr, 4, false);
-	uint32_t len = ok ? p11_frame_len(hdr) : 0;
-	ok = len && io_all(fd, rep, len, false);
-	close(fd);
-	if (!ok)
-		return CKR_DEVICE_ERROR;
+	uint32_t len = 0;
+	for (;;) {
+		bool kept = conn >= 0;
+		if (!kept) {
+			if ((conn = connect_to(sock)) < 0)
+				return CKR_DEVICE_ERROR;
+			conn_pid = getpid();
+		}
+		enum exchange e = exchange(conn, 4 + c->w.len, &len);
+		if (e == DONE)
+			break;
+		rpc_disconnect();
+		/* A kept connection the token ended while idle: once more on a
+		 * new one. A new one that fails is the token's failure. */
+		if (e == FAILED || !kept)
+			return CKR_DEVICE_ERROR;
+	}
 	p11_reader_init(&c->r, rep, len);
 	uint8_t version = p11_get_u8(&c->r), op = p11_get_u8(&c->r);
 	CK_RV rv = p11_get_u64(&c->r);
 	if (c->r.bad || version != P11_VERSION || op != c->op) {
 		debug("malformed reply from the token", 0);
+		rpc_disconnect(); /* its frames may be out of step */
 		return CKR_DEVICE_ERROR;
 	}
 	return rv;
