@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../keyvault/entropy.h"
+#include "../common/compat.h"
+#include "../common/entropy.h"
+#include "../common/options.h"
 #include "../ssh-agent/agent_wipe.h"
 #include "cloak/channel.h"
 #include "cloak/guest.h"
@@ -31,11 +33,8 @@
 #include "p11_token.h"
 
 #define CHANNEL "p11"
-#define NS_PER_S 1000000000ull
 
 const unsigned cloak_config_bounce_pages = 32; /* a 64 KiB frame each way */
-
-void compat_init(void); /* ../keyvault/compat.c */
 
 static struct p11_token token;
 static uint8_t msg[P11_BODY_MAX];
@@ -106,26 +105,11 @@ static const char *serve(int h)
 	}
 }
 
-static uint64_t seconds_arg(const char *s, const char *name)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v == 0 || v > 86400) {
-		printf("pkcs11: %s must be 1..86400 seconds, not '%s'\n", name, s);
-		cloak_exit(2);
-	}
-	return (uint64_t)v * NS_PER_S;
-}
-
 int main(int argc, char **argv)
 {
 	compat_init(); /* before the first BearSSL call */
 	for (int i = 1; i < argc; i++) {
-		if (!strncmp(argv[i], "--idle=", 7)) {
-			idle_ns = seconds_arg(argv[i] + 7, "--idle");
-		} else if (!strncmp(argv[i], "--message-timeout=", 18)) {
-			message_ns = seconds_arg(argv[i] + 18, "--message-timeout");
-		} else {
+		if (!service_timeout_option("pkcs11", argv[i], &idle_ns, &message_ns)) {
 			printf("pkcs11: unknown option '%s' (known: --idle=S, --message-timeout=S)\n", argv[i]);
 			return 2;
 		}

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../keyvault/entropy.h"
+#include "../common/entropy.h"
 #include "../ssh-agent/agent_wipe.h"
 #include "cloak/block.h"
 #include "store.h"
