@@ -169,18 +169,45 @@ sign_verify() {
 	start_memory_token
 	run python3 "$PROBE" "$SOCK" hostile
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	[ "$(grep -c 'then-ping 0$' <<< "$output")" -eq 10 ] || { echo "$output"; return 1; }
+	[ "$(grep -c 'then-ping 0$' <<< "$output")" -eq 12 ] || { echo "$output"; return 1; }
 	for c in zero-length oversized just-over truncated bad-version unknown-op short-header garbage; do
 		grep -q "^$c closed" <<< "$output" || { echo "$c was answered:"; echo "$output"; return 1; }
 	done
 	# Arguments cut short inside a well-formed frame: CKR_ARGUMENTS_BAD.
 	grep -qx "cut-argument rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
 	grep -qx "bad-template rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
+	# Past the bounds the module keeps to (49 attributes, a value of 16 KiB + 1).
+	grep -qx "template-49 rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
+	grep -qx "value-over-16k rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
 	grep -q "hung up on a client: bad frame length" "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
 	grep -q "hung up on a client: malformed request" "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
 	run p11 -L
 	[[ "$output" == *"cloak guest token"* ]] || { echo "$output"; return 1; }
 	kill -0 "$TOKEN_PID"
+}
+
+@test "oversized attributes and templates, and objects until the token refuses one, get PKCS#11 errors through the module; the token keeps working" {
+	start_memory_token
+	init_token
+	run timeout 300 python3 "$PROBE" "$MODULE" limits "$PIN"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	local want
+	# CKR_ATTRIBUTE_VALUE_INVALID (0x13): a value over 16 KiB; CKR_DEVICE_MEMORY
+	# (0x31): over an object's 20 KiB or 48 attributes (the template's
+	# with the defaults); CKR_ARGUMENTS_BAD (0x7): over a frame's 64 KiB;
+	# CKR_TEMPLATE_INCONSISTENT (0xd1): over a template's 48 attributes.
+	for want in "value-over-16k 0x13" "object-over-20k 0x31" "frame-over-64k 0x7" \
+		"template-over-48 0xd1" "object-over-48 0x31" "small 0x0" "set-value-over-16k 0x13" \
+		"set-object-over-20k 0x31" "set-object-over-48 0x31" "label-after 0x0" "label-length 5" \
+		"objects 64" "refused 0x31" "destroy-one 0x0" "create-again 0x0" "random 0x0" \
+		"close 0x0" "reopen 0x0" "login-again 0x0" "create-after-close 0x0"; do
+		grep -qx "$want" <<< "$output" || { echo "missing '$want' in:"; echo "$output"; return 1; }
+	done
+	run p11 -L
+	[[ "$output" == *"cloak guest token"* ]] || { echo "$output"; return 1; }
+	kill -0 "$TOKEN_PID"
+	run grep -c 'hung up on a client' "$TMP/monitor.out"
+	[ "$output" = 0 ] || { cat "$TMP/monitor.out"; return 1; }
 }
 
 @test "20 processes at once each log in and draw random bytes; a client killed mid-signature leaves the token serving" {
