@@ -109,8 +109,11 @@ int main(int argc, char **argv)
 {
 	compat_init(); /* before the first BearSSL call */
 	for (int i = 1; i < argc; i++) {
-		if (!service_timeout_option("pkcs11", argv[i], &idle_ns, &message_ns)) {
-			printf("pkcs11: unknown option '%s' (known: --idle=S, --message-timeout=S)\n", argv[i]);
+		if (!strcmp(argv[i], "--test-stall-commit")) {
+			p11_persist_stall_commit();
+		} else if (!service_timeout_option("pkcs11", argv[i], &idle_ns, &message_ns)) {
+			printf("pkcs11: unknown option '%s' (known: --idle=S, --message-timeout=S, "
+			       "--test-stall-commit)\n", argv[i]);
 			return 2;
 		}
 	}
