@@ -210,6 +210,38 @@ sign_verify() {
 	[ "$output" = 0 ] || { cat "$TMP/monitor.out"; return 1; }
 }
 
+@test "an imported key that signed is in no page the token shared (its --dump-shared at exit) nor the monitor's output, in any encoding; a planted copy is found" {
+	start_memory_token --dump-shared="$TMP/shared.dump"
+	init_token
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TMP/key.pem" 2> /dev/null
+	openssl pkey -in "$TMP/key.pem" -outform DER -out "$TMP/key.der"
+	openssl pkey -in "$TMP/key.pem" -pubout -out "$TMP/pub01.pem"
+	local scalar
+	scalar=$(openssl pkey -in "$TMP/key.pem" -noout -text |
+		awk '/^priv:/ { on = 1; next } /^pub:/ { on = 0 } on' | tr -d ' :\n')
+	scalar=${scalar: -64}
+	[[ $scalar =~ ^[0-9a-f]{64}$ ]] || { echo "no scalar: $scalar"; return 1; }
+	p11 --login --pin "$PIN" --write-object "$TMP/key.der" --type privkey --id 01 > /dev/null
+	echo "signed with an imported key $RANDOM" > "$TMP/msg"
+	run sign_verify 01 ECDSA-SHA256 sha256
+	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
+	# SIGTERM: the monitor writes the shared pages, then wipes and exits.
+	kill -TERM "$TOKEN_PID"
+	local st=0
+	wait "$TOKEN_PID" || st=$?
+	TOKEN_PID=
+	[ "$st" -eq 240 ] || { echo "monitor exit $st"; cat "$TMP/monitor.out"; return 1; }
+	# At least the bounce pool (32 pages) the frames passed through.
+	[ "$(stat -c %s "$TMP/shared.dump")" -ge $((32 * 4096)) ]
+	run python3 "$ROOT/tests/integration/keyscan.py" key "$scalar" "$TMP/shared.dump" "$TMP/monitor.out"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	# Control: the same scan finds the scalar planted in a copy of the dump.
+	cp "$TMP/shared.dump" "$TMP/planted.dump"
+	printf '%s' "$scalar" | xxd -r -p | dd of="$TMP/planted.dump" bs=1 seek=70000 conv=notrunc status=none
+	run python3 "$ROOT/tests/integration/keyscan.py" key "$scalar" "$TMP/planted.dump"
+	[ "$status" -eq 1 ] || { echo "$output"; return 1; }
+}
+
 @test "20 processes at once each log in and draw random bytes; a client killed mid-signature leaves the token serving" {
 	start_memory_token
 	init_token
