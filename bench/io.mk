@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: ISC
-# Guest I/O benchmarks: block, channel, keyvault.
-IO_BENCH_DEPS := $(O)/cloak $(O)/cloak-keyvault $(O)/examples/keyvault.elf \
-	$(O)/bench/guests/block_bench.elf $(O)/bench/guests/block_bench_direct.elf \
+# Guest I/O benchmarks: block, channel.
+IO_BENCH_DEPS := $(O)/cloak $(O)/bench/guests/block_bench.elf $(O)/bench/guests/block_bench_direct.elf \
 	$(O)/tests/guests/chan_echo.elf
 bench/io-bench: $(IO_BENCH_DEPS)
 BENCHES += bench/io-bench

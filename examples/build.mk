@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: ISC
 $(eval $(call guest_elf,$(O)/examples/hello.elf,$(O)/guest/examples/hello/hello.o))
 ALL_TARGETS += $(O)/examples/hello.elf
-KEYVAULT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/keyvault/*.c))
-$(eval $(call guest_elf,$(O)/examples/keyvault.elf,$(KEYVAULT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a))
-ALL_TARGETS += $(O)/examples/keyvault.elf
-# The ssh-agent guest (examples/ssh-agent; docs/ssh-agent.md). It reuses the
-# keyvault's entropy mix and the shims Debian's libbearssl.a needs; Ed25519
-# is Debian's libsodium.a, of which only the signing objects are linked
+# What the key service guests (the ssh-agent, the PKCS#11 token) share,
+# guest side only (examples/common): the entropy mix, the shims Debian's
+# prebuilt libraries need, and the timeout options.
+EXAMPLES_COMMON_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/common/*.c))
+# The ssh-agent guest (examples/ssh-agent; docs/ssh-agent.md). Ed25519 is
+# Debian's libsodium.a, of which only the signing objects are linked
 # (sodium_shim.c supplies what they call).
 SSH_AGENT_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(wildcard examples/ssh-agent/*.c)) \
-	$(O)/guest/examples/keyvault/compat.o $(O)/guest/examples/keyvault/entropy.o
+	$(EXAMPLES_COMMON_OBJ)
 $(eval $(call guest_elf,$(O)/examples/ssh-agent.elf,$(SSH_AGENT_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a /usr/lib/x86_64-linux-gnu/libsodium.a))
 ALL_TARGETS += $(O)/examples/ssh-agent.elf
 # Installed where tools/cloak-ssh-agent looks for it ($PREFIX/lib/cloak).

@@ -1,9 +1,5 @@
 # SPDX-License-Identifier: ISC
 # Host-side helper commands.
-$(O)/cloak-keyvault: tools/cloak-keyvault.c examples/keyvault/protocol.h | $(O)/
-	$(CC) $(HOST_CFLAGS) -o $@ $< -lcrypto
-ALL_TARGETS += $(O)/cloak-keyvault
-
 # The ssh-agent's host commands (docs/ssh-agent.md): the start/stop wrapper,
 # copied next to the monitor so it finds build/cloak and
 # build/examples/ssh-agent.elf, and the in-guest key generation client.

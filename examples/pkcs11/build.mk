@@ -6,8 +6,7 @@ P11_KIT_CFLAGS := -I/usr/include/p11-kit-1
 # The guest links the store (store.c, p11_persist.c, p11_sodium.c).
 P11_SRC := $(filter-out examples/pkcs11/store.c,$(wildcard examples/pkcs11/*.c))
 P11_GUEST_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(P11_SRC)) $(O)/guest/examples/pkcs11/store.o \
-	$(O)/guest/examples/keyvault/compat.o $(O)/guest/examples/keyvault/entropy.o \
-	$(O)/guest/examples/ssh-agent/sodium_shim.o
+	$(EXAMPLES_COMMON_OBJ) $(O)/guest/examples/ssh-agent/sodium_shim.o
 $(O)/guest/examples/pkcs11/%.o: GUEST_CFLAGS += $(P11_KIT_CFLAGS)
 # Mbed TLS in the guest: mbedtls_guest/pthread.h and mbedtls_shim.c.
 $(O)/guest/examples/pkcs11/p11_rsa.o: GUEST_CFLAGS += -Iexamples/pkcs11/mbedtls_guest

@@ -27,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../keyvault/entropy.h"
+#include "../common/compat.h"
+#include "../common/entropy.h"
+#include "../common/options.h"
 #include "../ssh-agent/agent_wipe.h"
 #include "cloak/channel.h"
 #include "cloak/guest.h"
@@ -35,14 +37,11 @@
 #include "p11_token.h"
 
 #define CHANNEL "p11"
-#define NS_PER_S 1000000000ull
 #define NS_PER_MS 1000000ull
 #define KEEP_MS 20  /* a kept connection's wait for the next frame */
 #define TURN_MS 200 /* a connection's time before it yields */
 
 const unsigned cloak_config_bounce_pages = 32; /* a 64 KiB frame each way */
-
-void compat_init(void); /* ../keyvault/compat.c */
 
 static struct p11_token token;
 static uint8_t in[4 + P11_BODY_MAX]; /* frames as they come */
@@ -144,27 +143,15 @@ static const char *serve(int h)
 	}
 }
 
-static uint64_t seconds_arg(const char *s, const char *name)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v == 0 || v > 86400) {
-		printf("pkcs11: %s must be 1..86400 seconds, not '%s'\n", name, s);
-		cloak_exit(2);
-	}
-	return (uint64_t)v * NS_PER_S;
-}
-
 int main(int argc, char **argv)
 {
 	compat_init(); /* before the first BearSSL call */
 	for (int i = 1; i < argc; i++) {
-		if (!strncmp(argv[i], "--idle=", 7)) {
-			idle_ns = seconds_arg(argv[i] + 7, "--idle");
-		} else if (!strncmp(argv[i], "--message-timeout=", 18)) {
-			message_ns = seconds_arg(argv[i] + 18, "--message-timeout");
-		} else {
-			printf("pkcs11: unknown option '%s' (known: --idle=S, --message-timeout=S)\n", argv[i]);
+		if (!strcmp(argv[i], "--test-stall-commit")) {
+			p11_persist_stall_commit();
+		} else if (!service_timeout_option("pkcs11", argv[i], &idle_ns, &message_ns)) {
+			printf("pkcs11: unknown option '%s' (known: --idle=S, --message-timeout=S, "
+			       "--test-stall-commit)\n", argv[i]);
 			return 2;
 		}
 	}

@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../keyvault/entropy.h"
+#include "../common/entropy.h"
+#include "../common/options.h"
 #include "../ssh-agent/agent_wipe.h"
 #include "cloak/block.h"
+#include "cloak/guest.h"
 #include "store.h"
 
 /* Session objects made before the first login take handles from here, so
@@ -32,6 +34,33 @@ static struct {
 	uint8_t last[P11_STORE_BLOB_MAX];
 	uint8_t blob[P11_STORE_BLOB_MAX];
 } p;
+
+/* The test hook --test-stall-commit (p11_persist.h): the device's write,
+ * wrapped. Sectors 0 and 1 hold the store's two headers, the rest its data
+ * slots (docs/pkcs11-store.md, "On-disk format"); a commit writes and
+ * flushes its data, then writes a header. */
+static struct {
+	bool armed, data_written;
+	int (*write)(void *ctx, uint64_t sector, const void *buf, uint32_t count);
+} stall;
+
+static int stall_write(void *ctx, uint64_t sector, const void *buf, uint32_t count)
+{
+	if (sector >= 2) {
+		stall.data_written = true;
+	} else if (stall.data_written) {
+		printf("pkcs11: test hook: a commit's data is written and flushed, its header is not; "
+		       "stalling\n");
+		for (;;)
+			cloak_poll(NS_PER_S, 0, NULL);
+	}
+	return stall.write(ctx, sector, buf, count);
+}
+
+void p11_persist_stall_commit(void)
+{
+	stall.armed = true;
+}
 
 static void store_random(void *ctx, void *buf, size_t n)
 {
@@ -307,6 +336,10 @@ int p11_persist_open(struct p11_token *t, const struct p11_persist **ps, char *r
 	}
 	struct p11_store_dev dev;
 	r = p11_store_dev_cloak_block(&dev, &p.blk, store_random, NULL);
+	if (r == P11_STORE_OK && stall.armed) {
+		stall.write = dev.write;
+		dev.write = stall_write;
+	}
 	if (r == P11_STORE_OK)
 		r = p11_store_open(&p.st, &dev);
 	if (r == P11_STORE_EBLANK) {

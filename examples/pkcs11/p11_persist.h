@@ -19,4 +19,10 @@
 int p11_persist_open(struct p11_token *t, const struct p11_persist **ps, char *report,
 		     size_t report_len);
 
+/* A test hook (the guest's --test-stall-commit; before p11_persist_open):
+ * the first commit stalls for good between its data write, flushed, and
+ * its header write, after the line "pkcs11: test hook: ... stalling", so
+ * a test can kill the token at that point (pkcs11_store.bats). */
+void p11_persist_stall_commit(void);
+
 #endif

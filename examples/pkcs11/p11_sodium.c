@@ -2,7 +2,7 @@
 /*
  * What the store's objects of Debian's libsodium.a (Argon2id, XChaCha20-
  * Poly1305, BLAKE2b) call beyond the ssh-agent's sodium_shim.c and the
- * keyvault's compat.c, for the guest (docs/pkcs11-store.md). Guest only.
+ * examples/common/compat.c, for the guest (docs/pkcs11-store.md). Guest only.
  */
 #include <errno.h>
 #include <stddef.h>

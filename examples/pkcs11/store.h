@@ -130,7 +130,7 @@ const char *p11_store_strerror(int err);
 #if !__STDC_HOSTED__
 /* In the guest, store.c also defines mmap() and munmap() for libsodium's
  * Argon2 (heap memory, wiped on unmap). Besides Debian's libsodium.a and
- * the ssh-agent's shims (sodium_memzero, and the keyvault's compat.c), a
+ * the ssh-agent's shims (sodium_memzero, and examples/common/compat.c), a
  * guest linking the store supplies sodium_misuse, sodium_memcmp,
  * __errno_location and __assert_fail (docs/pkcs11-store.md).
  *

@@ -20,20 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../keyvault/entropy.h"
+#include "../common/compat.h"
+#include "../common/entropy.h"
+#include "../common/options.h"
 #include "agent.h"
 #include "agent_wipe.h"
 #include "cloak/channel.h"
 #include "cloak/guest.h"
 
 #define CHANNEL "agent"
-#define NS_PER_S 1000000000ull
 
 /* Requests are small: a few pages of bounce pool are plenty, and the
  * fewer shared pages, the less there is to wipe. */
 const unsigned cloak_config_bounce_pages = 4;
-
-void compat_init(void); /* ../keyvault/compat.c */
 
 static struct agent agent;
 static uint8_t msg[AGENT_MSG_MAX];
@@ -136,28 +135,13 @@ static const char *serve(int h)
 	}
 }
 
-static uint64_t seconds_arg(const char *s, const char *name)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v == 0 || v > 86400) {
-		printf("ssh-agent: %s must be 1..86400 seconds, not '%s'\n", name, s);
-		cloak_exit(2);
-	}
-	return (uint64_t)v * NS_PER_S;
-}
-
 int main(int argc, char **argv)
 {
 	compat_init(); /* before the first BearSSL call */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--test-hooks")) {
 			env.test_hooks = true;
-		} else if (!strncmp(argv[i], "--idle=", 7)) {
-			idle_ns = seconds_arg(argv[i] + 7, "--idle");
-		} else if (!strncmp(argv[i], "--message-timeout=", 18)) {
-			message_ns = seconds_arg(argv[i] + 18, "--message-timeout");
-		} else {
+		} else if (!service_timeout_option("ssh-agent", argv[i], &idle_ns, &message_ns)) {
 			printf("ssh-agent: unknown option '%s' (known: --idle=S, "
 			       "--message-timeout=S, --test-hooks)\n", argv[i]);
 			return 2;

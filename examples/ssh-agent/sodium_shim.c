@@ -6,7 +6,7 @@
  * the image: they want mmap, mlock, sysconf and a system random source,
  * which a guest does not have. Guest only (the host links libsodium
  * whole); the stack-protector and fortify symbols come from the
- * keyvault's compat.c, as for BearSSL.
+ * examples/common/compat.c, as for BearSSL.
  */
 #include <stddef.h>
 #include <stdint.h>

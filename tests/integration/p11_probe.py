@@ -10,6 +10,8 @@ suite to assert on.
   p11_probe.py MODULE rsa-private PIN  read each part of an RSA private
                                     key: only the modulus and exponent come out
   p11_probe.py MODULE fork          C_Initialize again in a forked child
+  p11_probe.py MODULE limits PIN    oversized attributes and templates, and
+                                    data objects until the token refuses one
   p11_probe.py SOCKET hostile       malformed, truncated and oversized
                                     frames straight on the socket
   p11_probe.py MODULE idle SECONDS  a call, SECONDS idle on the connection
@@ -29,7 +31,8 @@ import time
 
 CKA_CLASS, CKA_VALUE, CKA_TOKEN, CKA_PRIVATE = 0x0, 0x11, 0x1, 0x2
 CKA_KEY_TYPE, CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_EC_PARAMS = 0x100, 0x103, 0x162, 0x180
-CKO_PRIVATE_KEY, CKK_EC, CKK_RSA = 3, 3, 0
+CKA_LABEL, CKA_VENDOR_DEFINED = 0x3, 0x80000000
+CKO_DATA, CKO_PRIVATE_KEY, CKK_EC, CKK_RSA = 0, 3, 3, 0
 CKF_RW_SESSION, CKF_SERIAL_SESSION = 2, 4
 CKU_USER = 1
 P256 = bytes.fromhex("06082a8648ce3d030107")
@@ -158,6 +161,74 @@ def fork(module):
     show("parent-slots", call(lib, "C_GetSlotList", ctypes.c_ubyte(1), None, ctypes.byref(n)))
 
 
+def limits(module, pin):
+    """Attribute values and templates past each bound the token has (an
+    attribute's 16 KiB, an object's 20 KiB and 48 attributes, a frame's
+    64 KiB), then session data objects until the token refuses one: each
+    refusal is a PKCS#11 error, and the token works on after them."""
+    lib = load(module)
+    h = UL()
+    show("initialize", call(lib, "C_Initialize", None))
+    show("open", call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION | CKF_RW_SESSION), None, None,
+                      ctypes.byref(h)))
+    show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    base = [(CKA_CLASS, CKO_DATA), (CKA_TOKEN, False)]
+
+    def create(pairs):
+        t, keep = template(pairs)
+        o = UL()
+        return call(lib, "C_CreateObject", h, t, UL(len(pairs)), ctypes.byref(o)), o.value
+
+    def label_len(o):
+        a = (Attr * 1)()
+        a[0].type, a[0].pValue, a[0].ulValueLen = CKA_LABEL, None, 0
+        rv = call(lib, "C_GetAttributeValue", h, UL(o), a, UL(1))
+        return rv, a[0].ulValueLen
+
+    def set_attrs(o, pairs):
+        t, keep = template(pairs)
+        return call(lib, "C_SetAttributeValue", h, UL(o), t, UL(len(pairs)))
+
+    def vendor(n, size):
+        return [(CKA_VENDOR_DEFINED + i, b"a" * size) for i in range(n)]
+
+    show("value-over-16k", create(base + [(CKA_VALUE, b"v" * (16 * 1024 + 1))])[0])
+    show("object-over-20k", create(base + [(CKA_VALUE, b"v" * 12288), (CKA_LABEL, b"l" * 12288)])[0])
+    show("frame-over-64k", create(base + vendor(40, 16 * 1024))[0])
+    show("template-over-48", create(base + vendor(47, 1))[0])
+    # 46 of the caller's and 2 above fit a template, not an object with
+    # the defaults a data object gets.
+    show("object-over-48", create(base + vendor(46, 1))[0])
+    rv, small = create(base + [(CKA_LABEL, b"small")])
+    show("small", rv)
+    show("set-value-over-16k", set_attrs(small, [(CKA_LABEL, b"l" * (16 * 1024 + 1))]))
+    show("set-object-over-20k", set_attrs(small, [(CKA_LABEL, b"l" * 16384),
+                                                   (CKA_VENDOR_DEFINED, b"v" * 8192)]))
+    show("set-object-over-48", set_attrs(small, vendor(45, 1)))
+    rv, n = label_len(small)
+    show("label-after", rv)
+    print(f"label-length {n}", flush=True)
+    made, rv = [small], 0
+    for _ in range(200):
+        rv, o = create(base + [(CKA_LABEL, b"many")])
+        if rv:
+            break
+        made.append(o)
+    print(f"objects {len(made)}", flush=True)
+    show("refused", rv)
+    show("destroy-one", call(lib, "C_DestroyObject", h, UL(made.pop())))
+    show("create-again", create(base + [(CKA_LABEL, b"again")])[0])
+    buf = ctypes.create_string_buffer(32)
+    show("random", call(lib, "C_GenerateRandom", h, buf, UL(32)))
+    show("close", call(lib, "C_CloseSession", h))
+    # The session's objects went with it: a new session has room again.
+    show("reopen", call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION | CKF_RW_SESSION), None, None,
+                        ctypes.byref(h)))
+    show("login-again", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    show("create-after-close", create(base)[0])
+    call(lib, "C_Finalize", None)
+
+
 def hostile(path):
     """Each case on its own connection; the token must answer a ping after."""
     app = os.urandom(16)
@@ -204,6 +275,12 @@ def hostile(path):
     attempt("cut-argument", frame(bytes([1, 10]) + app + b"\x00\x00\x00"))
     # A template that claims more attributes than it holds.
     attempt("bad-template", frame(bytes([1, 19]) + app + struct.pack(">QI", 1, 1000)))
+    # Past the bounds the module keeps to, in a whole frame: a template of
+    # 49 attributes, and an attribute value of 16 KiB + 1.
+    attempt("template-49", frame(bytes([1, 15]) + app + struct.pack(">QI", 1, 49) +
+                                 struct.pack(">QI", CKA_LABEL, 0) * 49))
+    attempt("value-over-16k", frame(bytes([1, 15]) + app + struct.pack(">QIQI", 1, 1, CKA_LABEL, 16385) +
+                                    b"l" * 16385))
     attempt("garbage", os.urandom(3000))
 
 
@@ -296,6 +373,8 @@ if __name__ == "__main__":
         rsa_private(sys.argv[1], sys.argv[3].encode())
     elif what == "fork":
         fork(sys.argv[1])
+    elif what == "limits":
+        limits(sys.argv[1], sys.argv[3].encode())
     elif what == "hostile":
         hostile(sys.argv[1])
     elif what == "idle":

@@ -194,13 +194,16 @@ sign_verify() {
 	start_memory_token
 	run python3 "$PROBE" "$SOCK" hostile
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	[ "$(grep -c 'then-ping 0$' <<< "$output")" -eq 10 ] || { echo "$output"; return 1; }
+	[ "$(grep -c 'then-ping 0$' <<< "$output")" -eq 12 ] || { echo "$output"; return 1; }
 	for c in zero-length oversized just-over truncated bad-version unknown-op short-header garbage; do
 		grep -q "^$c closed" <<< "$output" || { echo "$c was answered:"; echo "$output"; return 1; }
 	done
 	# Arguments cut short inside a well-formed frame: CKR_ARGUMENTS_BAD.
 	grep -qx "cut-argument rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
 	grep -qx "bad-template rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
+	# Past the bounds the module keeps to (49 attributes, a value of 16 KiB + 1).
+	grep -qx "template-49 rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
+	grep -qx "value-over-16k rv 0x7 then-ping 0" <<< "$output" || { echo "$output"; return 1; }
 	grep -q "hung up on a client: bad frame length" "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
 	grep -q "hung up on a client: malformed request" "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
 	run p11 -L
@@ -227,6 +230,62 @@ sign_verify() {
 	for line in "after 0x0" "slots 1"; do
 		grep -qxF "$line" "$TMP/idle.out" || { echo "missing '$line' in:"; cat "$TMP/idle.out"; return 1; }
 	done
+}
+
+@test "oversized attributes and templates, and objects until the token refuses one, get PKCS#11 errors through the module; the token keeps working" {
+	start_memory_token
+	init_token
+	run timeout 300 python3 "$PROBE" "$MODULE" limits "$PIN"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	local want
+	# CKR_ATTRIBUTE_VALUE_INVALID (0x13): a value over 16 KiB; CKR_DEVICE_MEMORY
+	# (0x31): over an object's 20 KiB or 48 attributes (the template's
+	# with the defaults); CKR_ARGUMENTS_BAD (0x7): over a frame's 64 KiB;
+	# CKR_TEMPLATE_INCONSISTENT (0xd1): over a template's 48 attributes.
+	for want in "value-over-16k 0x13" "object-over-20k 0x31" "frame-over-64k 0x7" \
+		"template-over-48 0xd1" "object-over-48 0x31" "small 0x0" "set-value-over-16k 0x13" \
+		"set-object-over-20k 0x31" "set-object-over-48 0x31" "label-after 0x0" "label-length 5" \
+		"objects 64" "refused 0x31" "destroy-one 0x0" "create-again 0x0" "random 0x0" \
+		"close 0x0" "reopen 0x0" "login-again 0x0" "create-after-close 0x0"; do
+		grep -qx "$want" <<< "$output" || { echo "missing '$want' in:"; echo "$output"; return 1; }
+	done
+	run p11 -L
+	[[ "$output" == *"cloak guest token"* ]] || { echo "$output"; return 1; }
+	kill -0 "$TOKEN_PID"
+	run grep -c 'hung up on a client' "$TMP/monitor.out"
+	[ "$output" = 0 ] || { cat "$TMP/monitor.out"; return 1; }
+}
+
+@test "an imported key that signed is in no page the token shared (its --dump-shared at exit) nor the monitor's output, in any encoding; a planted copy is found" {
+	start_memory_token --dump-shared="$TMP/shared.dump"
+	init_token
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TMP/key.pem" 2> /dev/null
+	openssl pkey -in "$TMP/key.pem" -outform DER -out "$TMP/key.der"
+	openssl pkey -in "$TMP/key.pem" -pubout -out "$TMP/pub01.pem"
+	local scalar
+	scalar=$(openssl pkey -in "$TMP/key.pem" -noout -text |
+		awk '/^priv:/ { on = 1; next } /^pub:/ { on = 0 } on' | tr -d ' :\n')
+	scalar=${scalar: -64}
+	[[ $scalar =~ ^[0-9a-f]{64}$ ]] || { echo "no scalar: $scalar"; return 1; }
+	p11 --login --pin "$PIN" --write-object "$TMP/key.der" --type privkey --id 01 > /dev/null
+	echo "signed with an imported key $RANDOM" > "$TMP/msg"
+	run sign_verify 01 ECDSA-SHA256 sha256
+	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
+	# SIGTERM: the monitor writes the shared pages, then wipes and exits.
+	kill -TERM "$TOKEN_PID"
+	local st=0
+	wait "$TOKEN_PID" || st=$?
+	TOKEN_PID=
+	[ "$st" -eq 240 ] || { echo "monitor exit $st"; cat "$TMP/monitor.out"; return 1; }
+	# At least the bounce pool (32 pages) the frames passed through.
+	[ "$(stat -c %s "$TMP/shared.dump")" -ge $((32 * 4096)) ]
+	run python3 "$ROOT/tests/integration/keyscan.py" key "$scalar" "$TMP/shared.dump" "$TMP/monitor.out"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	# Control: the same scan finds the scalar planted in a copy of the dump.
+	cp "$TMP/shared.dump" "$TMP/planted.dump"
+	printf '%s' "$scalar" | xxd -r -p | dd of="$TMP/planted.dump" bs=1 seek=70000 conv=notrunc status=none
+	run python3 "$ROOT/tests/integration/keyscan.py" key "$scalar" "$TMP/planted.dump"
+	[ "$status" -eq 1 ] || { echo "$output"; return 1; }
 }
 
 @test "20 processes at once each log in and draw random bytes; a client killed mid-signature leaves the token serving" {

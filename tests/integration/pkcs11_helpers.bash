@@ -12,12 +12,13 @@ p11() {
 	timeout 120 pkcs11-tool --module "$MODULE" "$@"
 }
 
-# start_memory_token: the token guest in memory only, on an owner-only
-# socket $SOCK; TOKEN_PID is the monitor; exports CLOAK_PKCS11_SOCKET.
+# start_memory_token [MONITOR-ARGS...]: the token guest in memory only, on
+# an owner-only socket $SOCK; TOKEN_PID is the monitor; exports
+# CLOAK_PKCS11_SOCKET.
 start_memory_token() {
 	need_kvm
 	SOCK=$TMP/token.sock
-	(umask 077; exec "$CLOAK" --timeout=900 --channel p11=listen:"$SOCK" "$P11_ELF") \
+	(umask 077; exec "$CLOAK" --timeout=900 "$@" --channel p11=listen:"$SOCK" "$P11_ELF") \
 		> "$TMP/monitor.out" 2>&1 &
 	TOKEN_PID=$!
 	for _ in $(seq 600); do

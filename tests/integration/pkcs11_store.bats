@@ -40,11 +40,12 @@ init_image() {
 	"$LAUNCHER" init -s "$IMG" --label stored < <(printf '%s\n%s\n' "$SO_PIN" "$PIN") 3>&-
 }
 
-# start_token: the token on $IMG; exports its socket and pid. The token
-# gets no fd 3 (bats waits for every holder of it) and a time limit.
+# start_token [-- GUEST-ARGS]: the token on $IMG; exports its socket and
+# pid. The token gets no fd 3 (bats waits for every holder of it) and a
+# time limit.
 start_token() {
 	local out
-	out=$(CLOAK_ARGS=--timeout=900 "$LAUNCHER" start -s "$IMG" 3>&-) || { echo "$out"; return 1; }
+	out=$(CLOAK_ARGS=--timeout=900 "$LAUNCHER" start -s "$IMG" "$@" 3>&-) || { echo "$out"; return 1; }
 	eval "$out"
 }
 
@@ -247,4 +248,43 @@ kill_when_data_written() {
 	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
 	run sign_verify 01 "$TMP/pub01.pem"
 	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
+}
+
+@test "store: the token killed (SIGKILL) between a commit's data write and its header write comes back with the previous object set, and commits on" {
+	need_store
+	run init_image
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	start_token
+	p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 01 > /dev/null
+	[ "$(private_keys)" -eq 1 ]
+	stop_token
+	# The guest's test hook stalls the next commit once its data is
+	# written and flushed, before its header is written: the kill lands
+	# exactly there.
+	start_token -- --test-stall-commit
+	local sum
+	sum=$(data_sum)
+	p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 02 > "$TMP/keygen.out" 2>&1 &
+	for _ in $(seq 600); do
+		token_log | grep -q 'test hook: .* stalling' && break
+		sleep 0.1
+	done
+	token_log | grep -q 'test hook: .* stalling' || { token_log; return 1; }
+	kill -9 "$CLOAK_PKCS11_PID"
+	wait || true
+	CLOAK_PKCS11_PID=
+	# The new data reached the image; its header did not.
+	[ "$(data_sum)" != "$sum" ] || { echo "the data slots did not change"; return 1; }
+	start_token || { echo "the store was refused after the kill"; return 1; }
+	[ "$(private_keys)" -eq 1 ] || { echo "not the previous object set"; token_log; return 1; }
+	echo "signed after the kill $RANDOM" > "$TMP/msg"
+	p11 --read-object --type pubkey --id 01 -o "$TMP/pub01.der"
+	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
+	run sign_verify 01 "$TMP/pub01.pem"
+	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
+	# The next commit goes to the slot the cut one wrote, and lasts.
+	p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 03 > /dev/null
+	stop_token
+	start_token
+	[ "$(private_keys)" -eq 2 ]
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
-/* Seed material for the keyvault's key: CPU and host sources, mixed. */
-#ifndef KEYVAULT_ENTROPY_H
-#define KEYVAULT_ENTROPY_H
+/* Seed material for the example guests' keys and random numbers (the
+ * ssh-agent's and the PKCS#11 token's): CPU and host sources, mixed. */
+#ifndef EXAMPLES_ENTROPY_H
+#define EXAMPLES_ENTROPY_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* Key entropy: see entropy.h. Every source's bytes go into one seed
+/* Entropy: see entropy.h. Every source's bytes go into one seed
  * buffer in private memory that is wiped after the DRBG has absorbed it;
  * a weak or hostile source cannot make the mix weaker than the others. */
 #include "entropy.h"

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "cloak/guest.h"
+#include "compat.h"
 
-void compat_init(void);
 void __stack_chk_fail(void);
 void *__memcpy_chk(void *dst, const void *src, size_t n, size_t dstlen);
 void *__memmove_chk(void *dst, const void *src, size_t n, size_t dstlen);
