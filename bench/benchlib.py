@@ -218,18 +218,26 @@ def rss_by_mapping(pid, mem_bytes):
     return out
 
 
-def guest_file_in_smaps(text, mem_bytes):
-    """(device, inode) of the file whose mappings add up to the guest memory
-    size in a smaps text, or None."""
-    size, key = {}, None
+def _file_totals(text):
+    """({(device, inode): Size KiB}, {(device, inode): Rss KiB}) over the
+    file mappings of a smaps text."""
+    size, rss, key = {}, {}, None
     for line in text.splitlines():
         m = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ (\S+) (\d+)", line)
         if m:
             key = (m.group(1), m.group(2)) if m.group(2) != "0" else None
             continue
-        m = re.match(r"^Size:\s+(\d+) kB", line)
+        m = re.match(r"^(Size|Rss):\s+(\d+) kB", line)
         if m and key:
-            size[key] = size.get(key, 0) + int(m.group(1))
+            d = size if m.group(1) == "Size" else rss
+            d[key] = d.get(key, 0) + int(m.group(2))
+    return size, rss
+
+
+def guest_file_in_smaps(text, mem_bytes):
+    """(device, inode) of the file whose mappings add up to the guest memory
+    size in a smaps text, or None."""
+    size, _ = _file_totals(text)
     return next((k for k, s in size.items() if s * 1024 == mem_bytes), None)
 
 
@@ -270,21 +278,8 @@ def guest_pages_in_smaps(text, mem_bytes):
     """KiB resident in the file (device and inode) whose mappings add up to
     the guest memory size: guest memory may be split into several mappings
     (different protections), all of one file. None if there is no such file."""
-    size, rss = {}, {}
-    key = None
-    for line in text.splitlines():
-        m = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ (\S+) (\d+)", line)
-        if m:
-            key = (m.group(1), m.group(2)) if m.group(2) != "0" else None
-            continue
-        m = re.match(r"^(Size|Rss):\s+(\d+) kB", line)
-        if m and key:
-            d = size if m.group(1) == "Size" else rss
-            d[key] = d.get(key, 0) + int(m.group(2))
-    for k, s in size.items():
-        if s * 1024 == mem_bytes:
-            return rss.get(k, 0)
-    return None
+    key = guest_file_in_smaps(text, mem_bytes)
+    return None if key is None else _file_totals(text)[1].get(key, 0)
 
 
 # --------------------------------------------------- boot-time breakdown
