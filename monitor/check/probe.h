@@ -59,6 +59,12 @@ struct backend_report {
  * mapping up); where KVM emulates guest code it needs that mapping. */
 bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest_memfd_caps *caps);
 
+/* One row's verdict and how it was seen (printf-style, one line). */
+void probe_set(struct row_result *r, enum probe_verdict v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* An errno as its name ("EPERM"), "success" for 0. */
+const char *probe_errname(int e);
+
 /* Probes one backend. kvm_ok: /dev/kvm can create VMs (needed for gmem and
  * for the KVM row). Prints nothing. */
 void probe_backend(enum gm_backend backend, bool kvm_ok, const struct guest_memfd_caps *caps,

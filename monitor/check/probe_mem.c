@@ -85,9 +85,7 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 	}
 }
 
-static void set(struct row_result *r, enum probe_verdict v, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set(struct row_result *r, enum probe_verdict v, const char *fmt, ...)
+void probe_set(struct row_result *r, enum probe_verdict v, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -96,7 +94,7 @@ static void set(struct row_result *r, enum probe_verdict v, const char *fmt, ...
 	r->v = v;
 }
 
-static const char *errname(int e)
+const char *probe_errname(int e)
 {
 	switch (e) {
 	case 0: return "success";
@@ -276,15 +274,15 @@ static int try_o_direct(int fd, uint64_t addr)
 static void judge_refusal(struct row_result *r, const char *what, int secret, int control)
 {
 	if (control != 0)
-		set(r, PV_UNKNOWN, "%s on an ordinary page failed too (%s): cannot tell", what,
-		    errname(control));
+		probe_set(r, PV_UNKNOWN, "%s on an ordinary page failed too (%s): cannot tell", what,
+		    probe_errname(control));
 	else if (secret == 0)
-		set(r, PV_NO, "%s went through, as on an ordinary page", what);
+		probe_set(r, PV_NO, "%s went through, as on an ordinary page", what);
 	else if (secret == -1)
-		set(r, PV_NO, "%s succeeded but returned other bytes", what);
+		probe_set(r, PV_NO, "%s succeeded but returned other bytes", what);
 	else
-		set(r, PV_YES, "%s: %s (on an ordinary page it goes through)", what,
-		    errname(secret));
+		probe_set(r, PV_YES, "%s: %s (on an ordinary page it goes through)", what,
+		    probe_errname(secret));
 }
 
 static void probe_direct_map(struct backend_report *rep, struct guestmem *gm,
@@ -297,8 +295,8 @@ static void probe_direct_map(struct backend_report *rep, struct guestmem *gm,
 	int64_t after = direct_map_splits();
 	struct row_result *r = &rep->row[ROW_DIRECT_MAP];
 	if (!wrote) {
-		set(r, PV_UNKNOWN, "could not write the marker into guest memory");
-		set(&rep->row[ROW_IMAGE_MAP], PV_UNKNOWN, "could not write the marker into guest memory");
+		probe_set(r, PV_UNKNOWN, "could not write the marker into guest memory");
+		probe_set(&rep->row[ROW_IMAGE_MAP], PV_UNKNOWN, "could not write the marker into guest memory");
 		return;
 	}
 	/* Where the kernel offers /proc/kcore, look: does the direct map
@@ -309,31 +307,31 @@ static void probe_direct_map(struct backend_report *rep, struct guestmem *gm,
 	struct row_result *img = &rep->row[ROW_IMAGE_MAP];
 	enum kcore_view iv = kcore_image_view((uintptr_t)slot.userspace_addr, PROBE_MEM / PG,
 					      marker, 64, why, sizeof why);
-	set(img, iv == KCORE_UNAVAILABLE ? PV_UNKNOWN : iv == KCORE_HIDDEN ? PV_YES : PV_NO,
+	probe_set(img, iv == KCORE_UNAVAILABLE ? PV_UNKNOWN : iv == KCORE_HIDDEN ? PV_YES : PV_NO,
 	    "%s%s", iv == KCORE_UNAVAILABLE ? "not observed: " : "", why);
 	enum kcore_view kv = kcore_view((uintptr_t)slot.userspace_addr, marker, 64, why, sizeof why);
 	if (kv != KCORE_UNAVAILABLE) {
-		set(r, kv == KCORE_HIDDEN ? PV_YES : PV_NO, "%s", why);
+		probe_set(r, kv == KCORE_HIDDEN ? PV_YES : PV_NO, "%s", why);
 		return;
 	}
 	bool removes = rep->backend == GM_BACKEND_SECRET ||
 		       (rep->backend == GM_BACKEND_GMEM &&
 			caps->flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP);
 	if (!removes) {
-		set(r, PV_NO, "%s pages stay in the direct map (%s); faulting %llu pages "
+		probe_set(r, PV_NO, "%s pages stay in the direct map (%s); faulting %llu pages "
 		    "moved direct_map splits by %lld", gm_backend_name(rep->backend),
 		    rep->backend == GM_BACKEND_GMEM ? "guest_memfd lacks NO_DIRECT_MAP here"
 						     : "ordinary page cache",
 		    PROBE_MEM / PG, before >= 0 && after >= 0 ? (long long)(after - before) : -1LL);
 	} else if (before < 0 || after < 0) {
-		set(r, PV_UNKNOWN, "not observed: no /proc/kcore to look at the page (%s), and "
+		probe_set(r, PV_UNKNOWN, "not observed: no /proc/kcore to look at the page (%s), and "
 		    "/proc/vmstat has no direct_map_level*_splits", why);
 	} else if (after > before) {
-		set(r, PV_YES, "faulting %llu pages split huge direct-map pages %lld times "
+		probe_set(r, PV_YES, "faulting %llu pages split huge direct-map pages %lld times "
 		    "(/proc/vmstat direct_map_level2/3_splits)", PROBE_MEM / PG,
 		    (long long)(after - before));
 	} else {
-		set(r, PV_UNKNOWN, "not observed: no /proc/kcore to look at the page, and "
+		probe_set(r, PV_UNKNOWN, "not observed: no /proc/kcore to look at the page, and "
 		    "faulting %llu pages moved no direct_map split counter (the counters move "
 		    "only when a huge direct-map page is split)", PROBE_MEM / PG);
 	}
@@ -343,8 +341,8 @@ static void probe_gup(struct backend_report *rep, uint64_t addr, uint64_t ctl,
 		      const unsigned char *marker, const struct child_view *cv)
 {
 	if (!cv->ran) {
-		set(&rep->row[ROW_VM_READV], PV_UNKNOWN, "could not fork a probing child");
-		set(&rep->row[ROW_PROC_MEM], PV_UNKNOWN, "could not fork a probing child");
+		probe_set(&rep->row[ROW_VM_READV], PV_UNKNOWN, "could not fork a probing child");
+		probe_set(&rep->row[ROW_PROC_MEM], PV_UNKNOWN, "could not fork a probing child");
 	} else {
 		judge_refusal(&rep->row[ROW_VM_READV], "process_vm_readv from a child",
 			      cv->readv, cv->readv_ctl);
@@ -374,7 +372,7 @@ static void probe_gup(struct backend_report *rep, uint64_t addr, uint64_t ctl,
 			size_t l = strlen(tried);
 			snprintf(tried + l, sizeof tried - l, "%s%s (%s)", l ? ", " : "", dirs[i],
 				 tmpfs ? "tmpfs, which copies O_DIRECT data without GUP"
-				 : errno == EINVAL ? "no O_DIRECT support" : errname(errno));
+				 : errno == EINVAL ? "no O_DIRECT support" : probe_errname(errno));
 			continue;
 		}
 		char what[96];
@@ -384,7 +382,7 @@ static void probe_gup(struct backend_report *rep, uint64_t addr, uint64_t ctl,
 		close(fd);
 		return;
 	}
-	set(r, PV_UNKNOWN, "not tested: no file system here takes O_DIRECT through GUP: %s", tried);
+	probe_set(r, PV_UNKNOWN, "not tested: no file system here takes O_DIRECT through GUP: %s", tried);
 }
 
 static void probe_mapping(struct backend_report *rep, uint64_t addr, const struct child_view *cv)
@@ -392,23 +390,23 @@ static void probe_mapping(struct backend_report *rep, uint64_t addr, const struc
 	struct map_info mi;
 	map_lookup(getpid(), addr, &mi);
 	if (!mi.found) {
-		set(&rep->row[ROW_CORE_DUMP], PV_UNKNOWN, "mapping not found in /proc/self/smaps");
+		probe_set(&rep->row[ROW_CORE_DUMP], PV_UNKNOWN, "mapping not found in /proc/self/smaps");
 	} else if (has_flag(mi.vmflags, "dd")) {
-		set(&rep->row[ROW_CORE_DUMP], PV_YES, "smaps VmFlags of %s (%s) include dd "
+		probe_set(&rep->row[ROW_CORE_DUMP], PV_YES, "smaps VmFlags of %s (%s) include dd "
 		    "(VM_DONTDUMP)", mi.path[0] ? mi.path : "the mapping", mi.perms);
 	} else {
-		set(&rep->row[ROW_CORE_DUMP], PV_NO, "smaps VmFlags of %s lack dd: [%s]",
+		probe_set(&rep->row[ROW_CORE_DUMP], PV_NO, "smaps VmFlags of %s lack dd: [%s]",
 		    mi.path[0] ? mi.path : "the mapping", mi.vmflags);
 	}
 	if (!cv->ran)
-		set(&rep->row[ROW_FORK], PV_UNKNOWN, "could not fork a probing child");
+		probe_set(&rep->row[ROW_FORK], PV_UNKNOWN, "could not fork a probing child");
 	else if (cv->inherited)
-		set(&rep->row[ROW_FORK], PV_NO, "a forked child has the mapping in its maps");
+		probe_set(&rep->row[ROW_FORK], PV_NO, "a forked child has the mapping in its maps");
 	else
-		set(&rep->row[ROW_FORK], PV_YES, "a forked child has no mapping there (%s)",
+		probe_set(&rep->row[ROW_FORK], PV_YES, "a forked child has no mapping there (%s)",
 		    has_flag(mi.vmflags, "de") ? "VmFlags de: MADV_DONTFORK" : "not in its maps");
 	bool secret_name = strstr(mi.path, "secretmem") != NULL;
-	set(&rep->row[ROW_HIDDEN], PV_NO, "the monitor maps guest RAM %s at 0x%llx%s",
+	probe_set(&rep->row[ROW_HIDDEN], PV_NO, "the monitor maps guest RAM %s at 0x%llx%s",
 	    mi.perms, (unsigned long long)addr,
 	    secret_name ? " (named /secretmem in its maps)" : "");
 }
@@ -420,13 +418,13 @@ static void probe_wipe(struct backend_report *rep, struct guestmem *gm,
 	int fd = gm_inspect_dup_fd(gm);
 	gm_destroy(gm);
 	if (fd < 0) {
-		set(r, PV_UNKNOWN, "no file behind this backend to look at after release");
+		probe_set(r, PV_UNKNOWN, "no file behind this backend to look at after release");
 		return;
 	}
 	unsigned char *p = mmap(NULL, PROBE_MEM, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
-		set(r, PV_UNKNOWN, "cannot map the released memory to look at it: %s",
-		    errname(errno));
+		probe_set(r, PV_UNKNOWN, "cannot map the released memory to look at it: %s",
+		    probe_errname(errno));
 		close(fd);
 		return;
 	}
@@ -459,13 +457,13 @@ static void probe_wipe(struct backend_report *rep, struct guestmem *gm,
 	munmap(p, PROBE_MEM);
 	close(fd);
 	if (err)
-		set(r, PV_UNKNOWN, "cannot read the released memory back: %s%s", errname(err),
+		probe_set(r, PV_UNKNOWN, "cannot read the released memory back: %s%s", probe_errname(err),
 		    err == EFAULT ? " (a page past RLIMIT_MEMLOCK: raise `ulimit -l`)" : "");
 	else if (nonzero)
-		set(r, PV_NO, "after release %llu of %llu pages still hold data (%llu the marker)",
+		probe_set(r, PV_NO, "after release %llu of %llu pages still hold data (%llu the marker)",
 		    (unsigned long long)nonzero, PROBE_MEM / PG, (unsigned long long)marked);
 	else
-		set(r, PV_YES, "all %llu marked pages read back zero through the backing file "
+		probe_set(r, PV_YES, "all %llu marked pages read back zero through the backing file "
 		    "after release", PROBE_MEM / PG);
 }
 
@@ -484,7 +482,7 @@ void probe_backend(enum gm_backend backend, bool kvm_ok, const struct guest_memf
 	memset(rep, 0, sizeof *rep);
 	rep->backend = backend;
 	for (int i = 0; i < ROW_COUNT; i++)
-		set(&rep->row[i], PV_UNKNOWN, "not probed");
+		probe_set(&rep->row[i], PV_UNKNOWN, "not probed");
 
 	struct kvm_host kvm = { .kvm_fd = -1, .vm_fd = -1, .api = -1, .cpuid = { .kvm_fd = -1 } };
 	struct fail f = { 0 };
@@ -498,7 +496,7 @@ void probe_backend(enum gm_backend backend, bool kvm_ok, const struct guest_memf
 	if (!gm) {
 		snprintf(rep->unavailable, sizeof rep->unavailable, "%.319s", f.msg);
 		for (int i = 0; i < ROW_COUNT; i++)
-			set(&rep->row[i], PV_NO, "backend unavailable: %.300s", f.msg);
+			probe_set(&rep->row[i], PV_NO, "backend unavailable: %.300s", f.msg);
 	} else {
 		rep->available = true;
 		static unsigned char marker[PG], ctl_page_storage[2 * PG];
@@ -520,7 +518,7 @@ void probe_backend(enum gm_backend backend, bool kvm_ok, const struct guest_memf
 	if (!rep->available)
 		return;
 	if (!kvm_ok) {
-		set(&rep->row[ROW_KVM_RUN], PV_NO, "KVM is not usable on this host");
+		probe_set(&rep->row[ROW_KVM_RUN], PV_NO, "KVM is not usable on this host");
 		return;
 	}
 	probe_kvm_run(backend, &rep->row[ROW_KVM_RUN], &rep->row[ROW_HIDDEN]);

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -23,15 +22,6 @@
 
 #define SPLIT_PROBE_MEM (1ull << 20)
 #define PG CLOAK_PAGE_SIZE
-
-static void say(struct row_result *r, enum probe_verdict v, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	r->v = v;
-	vsnprintf(r->how, sizeof r->how, fmt, ap);
-	va_end(ap);
-}
 
 /* What the probing device process tried in its sandbox: each refused? */
 struct tried {
@@ -71,11 +61,6 @@ static _Noreturn void device_side(struct guestmem *gm, int sock)
 		pause();
 }
 
-static const char *errname(int e)
-{
-	return e == EPERM ? "EPERM" : e == 0 ? "allowed" : strerror(e);
-}
-
 static void judge(struct row_result *r, struct guestmem *gm, int maps_fd,
 		  const struct device_maps_file *id, int sock)
 {
@@ -83,34 +68,34 @@ static void judge(struct row_result *r, struct guestmem *gm, int maps_fd,
 	/* Control: before PROTECT the child maps all of guest memory, and the
 	 * check must see that (else it sees nothing). */
 	if (device_maps_check(maps_fd, gm, id, why, sizeof why) == 0) {
-		say(r, PV_UNKNOWN, "the maps check found no private page even before PROTECT");
+		probe_set(r, PV_UNKNOWN, "the maps check found no private page even before PROTECT");
 		return;
 	}
 	gm_protect(gm); /* the runner's own view */
 	char go = 1;
 	struct tried t;
 	if (write(sock, &go, 1) != 1 || read(sock, &t, sizeof t) != sizeof t) {
-		say(r, PV_UNKNOWN, "the probing device process did not answer");
+		probe_set(r, PV_UNKNOWN, "the probing device process did not answer");
 		return;
 	}
 	if (t.kvm_errno < 0) {
-		say(r, PV_NO, "the device process cannot enter its seccomp sandbox here");
+		probe_set(r, PV_NO, "the device process cannot enter its seccomp sandbox here");
 		return;
 	}
 	if (device_maps_check(maps_fd, gm, id, why, sizeof why) != 0) {
-		say(r, PV_NO, "after PROTECT the device process still %s", why);
+		probe_set(r, PV_NO, "after PROTECT the device process still %s", why);
 		return;
 	}
 	if (!t.kvm_errno || !t.ioctl_errno || !t.mmap_errno) {
-		say(r, PV_NO, "the device process's sandbox let through: /dev/kvm %s, ioctl %s, mmap "
-		    "of a descriptor %s", errname(t.kvm_errno), errname(t.ioctl_errno),
-		    errname(t.mmap_errno));
+		probe_set(r, PV_NO, "the device process's sandbox let through: /dev/kvm %s, ioctl %s, mmap "
+		    "of a descriptor %s", probe_errname(t.kvm_errno), probe_errname(t.ioctl_errno),
+		    probe_errname(t.mmap_errno));
 		return;
 	}
-	say(r, PV_YES, "a device process forked over this memory mapped its private pages before "
+	probe_set(r, PV_YES, "a device process forked over this memory mapped its private pages before "
 	    "PROTECT (control) and only the shared page after, as the runner read its maps; in "
 	    "its sandbox /dev/kvm: %s, ioctl: %s, mmap of a descriptor: %s",
-	    errname(t.kvm_errno), errname(t.ioctl_errno), errname(t.mmap_errno));
+	    probe_errname(t.kvm_errno), probe_errname(t.ioctl_errno), probe_errname(t.mmap_errno));
 }
 
 void probe_devices_apart(enum gm_backend backend, int kvm_vm_fd, struct row_result *r)
@@ -118,7 +103,7 @@ void probe_devices_apart(enum gm_backend backend, int kvm_vm_fd, struct row_resu
 	struct fail f = { 0 };
 	struct guestmem *gm = gm_create(backend, SPLIT_PROBE_MEM, kvm_vm_fd, &f);
 	if (!gm) {
-		say(r, PV_UNKNOWN, "could not create guest memory to probe: %.300s", f.msg);
+		probe_set(r, PV_UNKNOWN, "could not create guest memory to probe: %.300s", f.msg);
 		return;
 	}
 	/* One shared page, and a private one the child must not keep. */
@@ -130,7 +115,7 @@ void probe_devices_apart(enum gm_backend backend, int kvm_vm_fd, struct row_resu
 	gm_fix_window(gm);
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-		say(r, PV_UNKNOWN, "socketpair: %s", strerror(errno));
+		probe_set(r, PV_UNKNOWN, "socketpair: %s", strerror(errno));
 		gm_destroy(gm);
 		return;
 	}
@@ -145,9 +130,9 @@ void probe_devices_apart(enum gm_backend backend, int kvm_vm_fd, struct row_resu
 	close(sv[1]);
 	int maps_fd = pid > 0 ? device_maps_receive(sv[0]) : -1;
 	if (pid < 0)
-		say(r, PV_UNKNOWN, "could not fork a probing device process: %s", strerror(errno));
+		probe_set(r, PV_UNKNOWN, "could not fork a probing device process: %s", strerror(errno));
 	else if (maps_fd < 0)
-		say(r, PV_NO, "the device process could not pass its /proc/self/maps");
+		probe_set(r, PV_NO, "the device process could not pass its /proc/self/maps");
 	else
 		judge(r, gm, maps_fd, &id, sv[0]);
 	if (pid > 0) {

@@ -2,6 +2,8 @@
 /* The path broker; see broker.h. */
 #include "broker.h"
 
+#include "fd_pass.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd_pass.h"
 #include "sandbox.h"
 
 #define BROKER_FD 3
@@ -25,24 +28,7 @@ struct broker_reply {
 static void reply(int err, int fd)
 {
 	struct broker_reply r = { .err = err };
-	struct iovec iov = { &r, sizeof r };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (fd >= 0) {
-		memset(&c, 0, sizeof c);
-		m.msg_control = c.buf;
-		m.msg_controllen = sizeof c.buf;
-		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &fd, sizeof fd);
-	}
-	while (sendmsg(BROKER_FD, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
+	fd_pass_send(BROKER_FD, &r, sizeof r, fd);
 }
 
 static _Noreturn void serve(const struct broker_path *paths, unsigned n)
@@ -129,27 +115,17 @@ int broker_connect(struct broker *b, unsigned index)
 	if (send(b->fd, &q, sizeof q, MSG_NOSIGNAL) != (ssize_t)sizeof q)
 		return -1;
 	struct broker_reply r;
-	struct iovec iov = { &r, sizeof r };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
-			    .msg_controllen = sizeof c.buf };
-	ssize_t got;
-	while ((got = recvmsg(b->fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	if (got != (ssize_t)sizeof r) {
+	int fd;
+	if (fd_pass_recv(b->fd, &r, sizeof r, &fd) != 0) {
 		errno = EPIPE;
 		return -1;
 	}
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-	if (r.err || !h || h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(int))) {
+	if (r.err || fd < 0) {
+		if (fd >= 0)
+			close(fd);
 		errno = r.err ? r.err : EPROTO;
 		return -1;
 	}
-	int fd;
-	memcpy(&fd, CMSG_DATA(h), sizeof fd);
 	return fd;
 }
 

@@ -7,12 +7,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "cloak/abi.h"
+#include "fd_pass.h"
 #include "mem/guestmem.h"
 
 void device_maps_identify(struct guestmem *gm, struct device_maps_file *id)
@@ -33,24 +33,9 @@ void device_maps_identify(struct guestmem *gm, struct device_maps_file *id)
 int device_maps_send(int sock)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	char c = 0;
-	struct iovec iov = { &c, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof u.buf };
-	struct cmsghdr *c0 = CMSG_FIRSTHDR(&m);
-	c0->cmsg_level = SOL_SOCKET;
-	c0->cmsg_type = SCM_RIGHTS;
-	c0->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c0), &fd, sizeof fd);
-	int r = sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
-	close(fd);
+	int r = fd >= 0 ? fd_pass_send(sock, "m", 1, fd) : -1;
+	if (fd >= 0)
+		close(fd);
 	close(sock);
 	return r;
 }
@@ -58,24 +43,8 @@ int device_maps_send(int sock)
 int device_maps_receive(int sock)
 {
 	char c;
-	struct iovec iov = { &c, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof u.buf };
-	ssize_t n;
-	do
-		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	struct cmsghdr *c0 = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
-	if (!c0 || c0->cmsg_level != SOL_SOCKET || c0->cmsg_type != SCM_RIGHTS ||
-	    c0->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
 	int fd;
-	memcpy(&fd, CMSG_DATA(c0), sizeof fd);
-	return fd;
+	return fd_pass_recv(sock, &c, 1, &fd) == 0 ? fd : -1;
 }
 
 struct maps_line {

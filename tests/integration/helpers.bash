@@ -133,6 +133,18 @@ need_root() {
 
 # run_cloak ARGS...: runs the monitor with a safety timeout so a broken
 # build cannot hang the suite; output and status land in $output/$status.
+# wait_for_line PID FILE PATTERN: waits until FILE has a line matching
+# PATTERN (grep's), PID has exited, or 60 s have passed; fails, printing
+# FILE, unless the line came.
+wait_for_line() {
+	for _ in $(seq 600); do
+		grep -q -- "$3" "$2" 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q -- "$3" "$2" 2>/dev/null || { cat "$2"; return 1; }
+}
+
 run_cloak() {
 	run timeout "${CLOAK_TEST_TIMEOUT:-60}" "$CLOAK" "$@"
 }

@@ -21,12 +21,7 @@ start_memory_token() {
 	(umask 077; exec "$CLOAK" --timeout=900 "$@" --channel p11=listen:"$SOCK" "$P11_ELF") \
 		> "$TMP/monitor.out" 2>&1 &
 	TOKEN_PID=$!
-	for _ in $(seq 600); do
-		grep -q '^pkcs11: ready' "$TMP/monitor.out" && break
-		kill -0 "$TOKEN_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q '^pkcs11: ready' "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
+	wait_for_line "$TOKEN_PID" "$TMP/monitor.out" '^pkcs11: ready' || return 1
 	export CLOAK_PKCS11_SOCKET=$SOCK
 }
 

@@ -265,11 +265,8 @@ kill_when_data_written() {
 	local sum
 	sum=$(data_sum)
 	p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 02 > "$TMP/keygen.out" 2>&1 &
-	for _ in $(seq 600); do
-		token_log | grep -q 'test hook: .* stalling' && break
-		sleep 0.1
-	done
-	token_log | grep -q 'test hook: .* stalling' || { token_log; return 1; }
+	wait_for_line "$CLOAK_PKCS11_PID" "$(dirname "$CLOAK_PKCS11_SOCKET")/token.log" \
+		'test hook: .* stalling'
 	kill -9 "$CLOAK_PKCS11_PID"
 	wait || true
 	CLOAK_PKCS11_PID=

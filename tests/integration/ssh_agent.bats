@@ -44,12 +44,7 @@ start_agent() {
 		--channel agent=listen:"$SOCK" --dump-shared="$TMP/shared.dump" \
 		"$AGENT_ELF" -- "${guest[@]}") > "$TMP/monitor.out" 2>&1 &
 	AGENT_PID=$!
-	for _ in $(seq 600); do
-		grep -q '^ssh-agent: ready' "$TMP/monitor.out" && break
-		kill -0 "$AGENT_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q '^ssh-agent: ready' "$TMP/monitor.out" || { cat "$TMP/monitor.out"; return 1; }
+	wait_for_line "$AGENT_PID" "$TMP/monitor.out" '^ssh-agent: ready' || return 1
 	export SSH_AUTH_SOCK=$SOCK
 }
 
