@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * EC keys for the token: NIST P-256 and P-384 on BearSSL (key generation,
- * public keys, ECDSA with RFC 6979 nonces), and their PKCS#11 encodings
+ * EC keys for the token: NIST P-256 and P-384 (key generation and public
+ * keys on BearSSL, ECDSA with RFC 6979 nonces on Nettle), and their PKCS#11 encodings
  * (CKA_EC_PARAMS: the curve's DER OID; CKA_EC_POINT: a DER OCTET STRING
  * around the uncompressed point). No I/O; callers wipe what they keep.
  */
@@ -15,6 +15,8 @@
 #include <bearssl/bearssl_hash.h>
 #include <bearssl/bearssl_rand.h>
 
+struct ecc_curve;
+
 #define P11_EC_SCALAR_MAX 48
 #define P11_EC_POINT_MAX (1 + 2 * P11_EC_SCALAR_MAX)
 #define P11_EC_POINT_DER_MAX (2 + P11_EC_POINT_MAX)
@@ -27,6 +29,7 @@ struct p11_curve {
 	const uint8_t *oid;   /* CKA_EC_PARAMS */
 	size_t oid_len;
 	const br_hash_class *hash; /* of the order's size (RFC 6979 nonces) */
+	const struct ecc_curve *(*nettle)(void); /* Nettle's curve */
 };
 
 /* The curve a CKA_EC_PARAMS value names, or NULL (not one we support). */
@@ -46,7 +49,8 @@ size_t p11_ec_public(const struct p11_curve *c, const uint8_t *d, uint8_t point_
 
 /* CKM_ECDSA: signs the hash value h (any length; as FIPS 186-4 reads a
  * longer one: its leftmost bits) with d; writes r || s (2 * c->scalar
- * bytes) to sig. */
+ * bytes) to sig: with RFC 6979's nonce, the same signature as BearSSL's
+ * br_ecdsa_i31_sign_raw. False if d is not in [1, n-1]. */
 bool p11_ec_sign(const struct p11_curve *c, const uint8_t *d, const uint8_t *h, size_t hlen,
 		 uint8_t sig[P11_EC_SIG_MAX]);
 

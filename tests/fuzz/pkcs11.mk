@@ -8,7 +8,7 @@ $(O)/fuzz/obj/examples/pkcs11/%.o: FUZZ_CFLAGS += $(P11_KIT_CFLAGS)
 # monitor/limits.h would hide the <limits.h> Mbed TLS's headers check.
 $(O)/fuzz/obj/examples/pkcs11/p11_rsa.o: FUZZ_CFLAGS := $(filter-out -Imonitor,$(FUZZ_CFLAGS)) $(P11_KIT_CFLAGS)
 $(O)/fuzz/fuzz_pkcs11: tests/fuzz/fuzz_pkcs11.c $(P11_FUZZ_OBJ) $(wildcard examples/pkcs11/*.h)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(P11_KIT_CFLAGS) -fsanitize=fuzzer -o $@ $< $(P11_FUZZ_OBJ) -l:libbearssl.a -l:libmbedcrypto.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(P11_KIT_CFLAGS) -fsanitize=fuzzer -o $@ $< $(P11_FUZZ_OBJ) -l:libbearssl.a -l:libmbedcrypto.a $(NETTLE_LIBS)
 FUZZ_ARGS_pkcs11 := -max_len=8192
 $(O)/fuzz/seeds/pkcs11.stamp: tests/fuzz/pkcs11_seeds.py
 	rm -rf $(O)/fuzz/seeds/pkcs11

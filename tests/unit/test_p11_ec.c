@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The token's ECDSA (examples/pkcs11/p11_ec.c) signs on Nettle with RFC
+ * 6979 nonces made from BearSSL's HMAC_DRBG. RFC 6979 makes a signature
+ * a function of the key and the hash alone, so the token's signature must
+ * equal, byte for byte, what BearSSL's own RFC 6979 signer
+ * (br_ecdsa_i31_sign_raw) gives: that checks the nonce, the limb
+ * conversions and the hash's truncation and reduction at once. Each
+ * signature also verifies with BearSSL and, changed, fails to.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <bearssl.h>
+
+#include "../../examples/pkcs11/p11_ec.h"
+
+static const uint8_t oid_p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
+static const uint8_t oid_p384[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };
+
+/* Deterministic test bytes: an HMAC_DRBG seeded with a label. */
+static void fill(br_hmac_drbg_context *rng, uint8_t *p, size_t n)
+{
+	br_hmac_drbg_generate(rng, p, n);
+}
+
+/* BearSSL's signature over the hash as p11_ec_sign reads it: of the
+ * order's length, left-padded or truncated to its leftmost bytes. */
+static size_t bearssl_sign(const struct p11_curve *c, const uint8_t *d, const uint8_t *h, size_t hlen,
+			   uint8_t *sig)
+{
+	uint8_t hv[P11_EC_SCALAR_MAX] = { 0 };
+	size_t take = hlen < c->scalar ? hlen : c->scalar;
+	memcpy(hv + c->scalar - take, h, take);
+	br_ec_private_key sk = { c->id, (unsigned char *)d, c->scalar };
+	return br_ecdsa_i31_sign_raw(&br_ec_all_m31, c->hash, hv, &sk, sig);
+}
+
+static void check_one(const struct p11_curve *c, const uint8_t *d, const uint8_t *h, size_t hlen)
+{
+	uint8_t got[P11_EC_SIG_MAX], want[P11_EC_SIG_MAX], pt[P11_EC_POINT_DER_MAX];
+	assert_true(p11_ec_sign(c, d, h, hlen, got));
+	assert_int_equal(bearssl_sign(c, d, h, hlen, want), 2 * c->scalar);
+	assert_memory_equal(got, want, 2 * c->scalar);
+	size_t plen = p11_ec_public(c, d, pt);
+	assert_int_not_equal(plen, 0);
+	br_ec_public_key pk = { c->id, pt + 2, plen - 2 };
+	size_t vlen = hlen < 64 ? hlen : 64;
+	assert_int_equal(br_ecdsa_i31_vrfy_raw(&br_ec_all_m31, h, vlen, &pk, got, 2 * c->scalar), 1);
+	got[c->scalar + 3] ^= 0x10;
+	assert_int_equal(br_ecdsa_i31_vrfy_raw(&br_ec_all_m31, h, vlen, &pk, got, 2 * c->scalar), 0);
+}
+
+static void rfc6979_on(const uint8_t *oid, size_t oid_len)
+{
+	const struct p11_curve *c = p11_ec_curve(oid, oid_len);
+	assert_non_null(c);
+	br_hmac_drbg_context rng;
+	br_hmac_drbg_init(&rng, &br_sha256_vtable, oid, oid_len);
+	static const size_t hlens[] = { 1, 20, 32, 48, 64 };
+	for (int i = 0; i < 40; i++) {
+		uint8_t d[P11_EC_SCALAR_MAX], raw[P11_EC_SCALAR_MAX], h[64];
+		do
+			fill(&rng, raw, c->scalar);
+		while (!p11_ec_scalar(c, raw, c->scalar, d));
+		size_t hlen = hlens[i % 5];
+		fill(&rng, h, hlen);
+		check_one(c, d, h, hlen);
+	}
+	/* A hash above the order: RFC 6979 seeds with it reduced, while the
+	 * signature itself uses it whole; and the smallest and largest keys. */
+	uint8_t ones[64], d[P11_EC_SCALAR_MAX], v[P11_EC_SCALAR_MAX];
+	memset(ones, 0xff, sizeof ones);
+	fill(&rng, v, c->scalar);
+	assert_true(p11_ec_scalar(c, v, c->scalar, d) || (v[0] = 0x7f, p11_ec_scalar(c, v, c->scalar, d)));
+	check_one(c, d, ones, c->scalar);
+	check_one(c, d, ones, sizeof ones);
+	uint8_t one = 1;
+	assert_true(p11_ec_scalar(c, &one, 1, d));
+	check_one(c, d, ones, c->scalar);
+	memset(v, 0xff, c->scalar);
+	assert_false(p11_ec_scalar(c, v, c->scalar, d)); /* 2^k - 1 > n */
+}
+
+static void test_p256_rfc6979(void **state)
+{
+	(void)state;
+	rfc6979_on(oid_p256, sizeof oid_p256);
+}
+
+static void test_p384_rfc6979(void **state)
+{
+	(void)state;
+	rfc6979_on(oid_p384, sizeof oid_p384);
+}
+
+/* A private value out of [1, n-1] is refused, and sig is left alone. */
+static void test_bad_key(void **state)
+{
+	(void)state;
+	const struct p11_curve *c = p11_ec_curve(oid_p256, sizeof oid_p256);
+	uint8_t d[P11_EC_SCALAR_MAX] = { 0 }, h[32] = { 1 }, sig[P11_EC_SIG_MAX];
+	memset(sig, 0xa5, sizeof sig);
+	assert_false(p11_ec_sign(c, d, h, sizeof h, sig));
+	memset(d, 0xff, c->scalar);
+	assert_false(p11_ec_sign(c, d, h, sizeof h, sig));
+	for (size_t i = 0; i < sizeof sig; i++)
+		assert_int_equal(sig[i], 0xa5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_p256_rfc6979),
+		cmocka_unit_test(test_p384_rfc6979),
+		cmocka_unit_test(test_bad_key),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
