@@ -57,8 +57,8 @@ static bool env_seed(void *ctx, br_hmac_drbg_context *drbg)
 
 static struct p11_env env = { env_seed, NULL, NULL };
 
-/* Zeroes the stack below the caller's frame, where the handler and
- * BearSSL kept their temporaries. */
+/* Zeroes the stack below the caller's frame, where the handler and the
+ * libraries it called (BearSSL, Nettle, GMP) kept their temporaries. */
 __attribute__((noinline)) static void wipe_stack(void)
 {
 	uint8_t below[32 * 1024];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* EC keys on BearSSL: see p11_ec.h. */
+/* EC keys on BearSSL and ECDSA on Nettle: see p11_ec.h. */
 #include "p11_ec.h"
 
 #include <string.h>

@@ -22,7 +22,7 @@
 #include "cloak/abi.h"
 #include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
-#include "limits.h"
+#include "guest_limits.h"
 #include "mem/select.h"
 #include "probe.h"
 #include "secretmem.h"

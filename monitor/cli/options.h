@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "fail.h"
-#include "limits.h"
+#include "guest_limits.h"
 #include "mem/guestmem.h"
 
 #define OPT_DEVICES_MAX 8

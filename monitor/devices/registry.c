@@ -3,7 +3,7 @@
 #include "registry.h"
 
 #include <errno.h>
-#include <linux/limits.h> /* PATH_MAX; "limits.h" is the monitor's own */
+#include <limits.h> /* PATH_MAX */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #include "pagetable.h"
 
 #include "cloak/abi.h"
-#include "limits.h"
+#include "guest_limits.h"
 
 #define MIB2 (2ull << 20)
 #define GIB (1ull << 30)

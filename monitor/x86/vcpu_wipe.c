@@ -9,7 +9,7 @@
 
 #include "cloak/abi.h"
 #include "kvm/kvm_compat.h"
-#include "limits.h"
+#include "guest_limits.h"
 #include "x86.h"
 
 /* The window's eight pages: the program, then its page tables. */

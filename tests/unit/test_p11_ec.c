@@ -8,6 +8,7 @@
  * conversions and the hash's truncation and reduction at once. Each
  * signature also verifies with BearSSL and, changed, fails to.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include <bearssl.h>
+#include <gmp.h>
 
 #include "../../examples/pkcs11/p11_ec.h"
 
@@ -99,6 +101,51 @@ static void test_p384_rfc6979(void **state)
 	rfc6979_on(oid_p384, sizeof oid_p384);
 }
 
+/* GMP's allocations, counted: a signature must make none, so that no
+ * temporary of it is left on a heap the guest does not wipe (GMP puts
+ * small temporaries on the stack, which the guest wipes after each
+ * request; Nettle works in the scratch p11_ec_sign gives it). */
+static unsigned gmp_allocs;
+static void *(*real_alloc)(size_t);
+static void *(*real_realloc)(void *, size_t, size_t);
+static void (*real_free)(void *, size_t);
+static void *count_alloc(size_t n)
+{
+	gmp_allocs++;
+	return real_alloc(n);
+}
+static void *count_realloc(void *p, size_t old, size_t n)
+{
+	gmp_allocs++;
+	return real_realloc(p, old, n);
+}
+
+static void test_no_heap(void **state)
+{
+	(void)state;
+	mp_get_memory_functions(&real_alloc, &real_realloc, &real_free);
+	mp_set_memory_functions(count_alloc, count_realloc, real_free);
+	mpz_t control;
+	mpz_init_set_ui(control, 1);
+	mpz_mul_2exp(control, control, 4096); /* the control: this allocates */
+	unsigned after_control = gmp_allocs;
+	mpz_clear(control);
+	static const uint8_t *const oids[] = { oid_p256, oid_p384 };
+	static const size_t lens[] = { sizeof oid_p256, sizeof oid_p384 };
+	for (int i = 0; i < 2; i++) {
+		const struct p11_curve *c = p11_ec_curve(oids[i], lens[i]);
+		uint8_t d[P11_EC_SCALAR_MAX], v[P11_EC_SCALAR_MAX], h[64], sig[P11_EC_SIG_MAX];
+		memset(v, 0x5a, sizeof v);
+		memset(h, 0xc3, sizeof h);
+		assert_true(p11_ec_scalar(c, v, c->scalar, d));
+		assert_true(p11_ec_sign(c, d, h, sizeof h, sig));
+	}
+	unsigned during = gmp_allocs - after_control;
+	mp_set_memory_functions(real_alloc, real_realloc, real_free);
+	assert_int_not_equal(after_control, 0);
+	assert_int_equal(during, 0);
+}
+
 /* A private value out of [1, n-1] is refused, and sig is left alone. */
 static void test_bad_key(void **state)
 {
@@ -119,6 +166,7 @@ int main(void)
 		cmocka_unit_test(test_p256_rfc6979),
 		cmocka_unit_test(test_p384_rfc6979),
 		cmocka_unit_test(test_bad_key),
+		cmocka_unit_test(test_no_heap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

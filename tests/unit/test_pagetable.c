@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "cloak/abi.h"
-#include "limits.h"
+#include "guest_limits.h"
 #include "x86/pagetable.h"
 #include "x86/vcpu_wipe.h"
 

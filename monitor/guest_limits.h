@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* Bounds the monitor puts on guests (a monitor contract, not the ABI's). */
-#ifndef CLOAK_LIMITS_H
-#define CLOAK_LIMITS_H
+#ifndef CLOAK_GUEST_LIMITS_H
+#define CLOAK_GUEST_LIMITS_H
 
 /* Guest memory: --mem, a multiple of 2 MiB in this range. */
 #define CLOAK_MEM_MIN (4ull << 20)
