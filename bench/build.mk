@@ -52,6 +52,13 @@ $(O)/bench/libcloak_start_plain: bench/libcloak_start.c
 ALL_TARGETS += $(O)/bench/libcloak_bench $(O)/bench/libcloak_start_cloak $(O)/bench/libcloak_start_plain
 BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench bench/libcloak-cli-bench
 
+# The key services' ECDSA against the BearSSL code it replaced.
+$(O)/bench/bench_ecdsa: bench/bench_ecdsa.c $(ECDSA_HOST_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< $(ECDSA_HOST_OBJ) -l:libbearssl.a $(NETTLE_LIBS)
+ALL_TARGETS += $(O)/bench/bench_ecdsa
+BENCHES += $(O)/bench/bench_ecdsa
+
 include bench/io.mk bench/ssh_agent.mk bench/pkcs11.mk
 
 # The benchmarks that boot guests: bench/run-benches leaves them out where

@@ -3,9 +3,6 @@
 # builds of its modules for the unit tests, the fuzz target and the
 # host module (tools/pkcs11). PKCS#11's header is p11-kit's.
 P11_KIT_CFLAGS := -I/usr/include/p11-kit-1
-# Nettle's ECDSA (p11_ec.c) and the GMP it runs on, static in the guest.
-NETTLE_STATIC := $(addprefix /usr/lib/x86_64-linux-gnu/,libhogweed.a libnettle.a libgmp.a)
-NETTLE_LIBS := -l:libhogweed.a -l:libnettle.a -l:libgmp.a
 # The guest links the store (store.c, p11_persist.c, p11_sodium.c).
 P11_SRC := $(filter-out examples/pkcs11/store.c,$(wildcard examples/pkcs11/*.c))
 P11_GUEST_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(P11_SRC)) $(O)/guest/examples/pkcs11/store.o \
@@ -23,9 +20,9 @@ install-pkcs11-guest: $(O)/examples/pkcs11.elf
 	install -d $(DESTDIR)$(PREFIX)/lib/cloak
 	install -m 644 $(O)/examples/pkcs11.elf $(DESTDIR)$(PREFIX)/lib/cloak/pkcs11.elf
 
-P11_HOST_SRC := $(filter-out examples/pkcs11/main.c examples/pkcs11/mbedtls_shim.c examples/pkcs11/gmp_shim.c \
+P11_HOST_SRC := $(filter-out examples/pkcs11/main.c examples/pkcs11/mbedtls_shim.c \
 	examples/pkcs11/p11_persist.c examples/pkcs11/p11_sodium.c,$(P11_SRC))
-P11_HOST_OBJ := $(P11_HOST_SRC:%.c=$(O)/host/%.o)
+P11_HOST_OBJ := $(P11_HOST_SRC:%.c=$(O)/host/%.o) $(ECDSA_HOST_OBJ)
 $(O)/host/examples/pkcs11/%.o: examples/pkcs11/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(P11_KIT_CFLAGS) -fPIC -MMD -c -o $@ $<

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * EC keys for the token: NIST P-256 and P-384 (key generation and public
- * keys on BearSSL, ECDSA with RFC 6979 nonces on Nettle), and their PKCS#11 encodings
+ * keys on BearSSL, ECDSA in examples/common/ecdsa.c), and their PKCS#11 encodings
  * (CKA_EC_PARAMS: the curve's DER OID; CKA_EC_POINT: a DER OCTET STRING
  * around the uncompressed point). No I/O; callers wipe what they keep.
  */
@@ -15,7 +15,7 @@
 #include <bearssl/bearssl_hash.h>
 #include <bearssl/bearssl_rand.h>
 
-struct ecc_curve;
+struct ecdsa_curve;
 
 #define P11_EC_SCALAR_MAX 48
 #define P11_EC_POINT_MAX (1 + 2 * P11_EC_SCALAR_MAX)
@@ -28,8 +28,7 @@ struct p11_curve {
 	size_t scalar;	      /* bytes of a private scalar, and of r and of s */
 	const uint8_t *oid;   /* CKA_EC_PARAMS */
 	size_t oid_len;
-	const br_hash_class *hash; /* of the order's size (RFC 6979 nonces) */
-	const struct ecc_curve *(*nettle)(void); /* Nettle's curve */
+	const struct ecdsa_curve *ecdsa; /* its order and signatures (ecdsa.h) */
 };
 
 /* The curve a CKA_EC_PARAMS value names, or NULL (not one we support). */

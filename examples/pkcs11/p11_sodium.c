@@ -2,7 +2,8 @@
 /*
  * What the store's objects of Debian's libsodium.a (Argon2id, XChaCha20-
  * Poly1305, BLAKE2b) call beyond the ssh-agent's sodium_shim.c and the
- * examples/common/compat.c, for the guest (docs/pkcs11-store.md). Guest only.
+ * examples/common/compat.c, for the guest (docs/pkcs11-store.md); its
+ * assert() is examples/common/nettle_shim.c's. Guest only.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -13,7 +14,6 @@
 void sodium_misuse(void);
 int sodium_memcmp(const void *b1, const void *b2, size_t len);
 int *__errno_location(void);
-void __assert_fail(const char *expr, const char *file, unsigned line, const char *func);
 
 /* libsodium's answer to an API misuse; the store makes none. */
 void sodium_misuse(void)
@@ -36,10 +36,4 @@ int sodium_memcmp(const void *b1, const void *b2, size_t len)
 int *__errno_location(void)
 {
 	return &errno;
-}
-
-void __assert_fail(const char *expr, const char *file, unsigned line, const char *func)
-{
-	printf("pkcs11: assertion '%s' failed (%s:%u, %s)\n", expr, file, line, func);
-	cloak_exit(70);
 }

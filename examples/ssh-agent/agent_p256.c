@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* ECDSA P-256 on BearSSL: see agent_p256.h. */
+/* ECDSA P-256: keys on BearSSL, signatures in ../common/ecdsa.c; see agent_p256.h. */
 #include "agent_p256.h"
 
 #include <string.h>
@@ -7,27 +7,14 @@
 #include <bearssl/bearssl_ec.h>
 #include <bearssl/bearssl_hash.h>
 
+#include "../common/ecdsa.h"
 #include "agent_wipe.h"
 
 #define EC (&br_ec_p256_m31)
 
-/* The order n of the P-256 group, big-endian. */
-static const uint8_t order[AGENT_P256_SCALAR] = {
-	0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51,
-};
-
 bool p256_scalar_ok(const uint8_t d[AGENT_P256_SCALAR])
 {
-	/* d - n computed byte by byte from the least significant end: a
-	 * final borrow means d < n. No branch depends on d. */
-	unsigned borrow = 0, any = 0;
-	for (int i = AGENT_P256_SCALAR - 1; i >= 0; i--) {
-		unsigned t = (unsigned)d[i] - order[i] - borrow;
-		borrow = (t >> 8) & 1;
-		any |= d[i];
-	}
-	return (borrow & ((any + 0xff) >> 8)) != 0;
+	return ecdsa_scalar_ok(&ecdsa_p256, d);
 }
 
 static void private_key(br_ec_private_key *sk, const uint8_t d[AGENT_P256_SCALAR])
@@ -54,9 +41,7 @@ bool p256_sign(const uint8_t d[AGENT_P256_SCALAR], const void *data, size_t len,
 	br_sha256_init(&c);
 	br_sha256_update(&c, data, len);
 	br_sha256_out(&c, h);
-	br_ec_private_key sk;
-	private_key(&sk, d);
-	return br_ecdsa_i31_sign_raw(EC, &br_sha256_vtable, h, &sk, rs) == 64;
+	return ecdsa_sign_rfc6979(&ecdsa_p256, d, h, rs);
 }
 
 bool p256_keygen(const br_prng_class **drbg, uint8_t d[AGENT_P256_SCALAR],

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * ECDSA P-256 for the agent, on BearSSL with the implementations picked by
- * hand: br_ec_p256_m31 and the i31 ECDSA code use no SSE arithmetic, which
- * KVM on hosts that emulate guest code cannot run (the library's defaults
- * may pick ones that do). Nonces are RFC 6979 deterministic, so signing
- * needs no randomness.
+ * ECDSA P-256 for the agent. Keys and public points on BearSSL with the
+ * implementation picked by hand: br_ec_p256_m31 uses no SSE arithmetic,
+ * which KVM on hosts that emulate guest code cannot run (the library's
+ * defaults may pick one that does). Signatures on Nettle and GMP
+ * (examples/common/ecdsa.h), whose code for the baseline CPU the monitor
+ * shows a guest runs there too (ssh_agent.bats signs on such a host).
+ * Nonces are RFC 6979 deterministic, so signing needs no randomness.
  */
 #ifndef AGENT_P256_H
 #define AGENT_P256_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The token's ECDSA (examples/pkcs11/p11_ec.c) signs on Nettle with RFC
+ * The token's ECDSA (examples/pkcs11/p11_ec.c, examples/common/ecdsa.c)
+ * signs on Nettle with RFC
  * 6979 nonces made from BearSSL's HMAC_DRBG. RFC 6979 makes a signature
  * a function of the key and the hash alone, so the token's signature must
  * equal, byte for byte, what BearSSL's own RFC 6979 signer
@@ -20,6 +21,7 @@
 #include <bearssl.h>
 #include <gmp.h>
 
+#include "../../examples/common/ecdsa.h"
 #include "../../examples/pkcs11/p11_ec.h"
 
 static const uint8_t oid_p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
@@ -40,7 +42,7 @@ static size_t bearssl_sign(const struct p11_curve *c, const uint8_t *d, const ui
 	size_t take = hlen < c->scalar ? hlen : c->scalar;
 	memcpy(hv + c->scalar - take, h, take);
 	br_ec_private_key sk = { c->id, (unsigned char *)d, c->scalar };
-	return br_ecdsa_i31_sign_raw(&br_ec_all_m31, c->hash, hv, &sk, sig);
+	return br_ecdsa_i31_sign_raw(&br_ec_all_m31, c->ecdsa->hash, hv, &sk, sig);
 }
 
 static void check_one(const struct p11_curve *c, const uint8_t *d, const uint8_t *h, size_t hlen)

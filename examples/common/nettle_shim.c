@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * What Debian's libhogweed.a and libgmp.a, under ECDSA (ecdsa.c), call of
+ * a hosted C library, for the guests: Nettle checks its arguments with
+ * assert(); GMP prints allocation failures and its own assertions to
+ * stderr. Signatures run on fixed-size limbs in scratch space ecdsa.c
+ * gives and reach none of these: if one ever is reached, the guest says
+ * so and exits 70. libsodium's objects in the token's store also
+ * assert(). Guest only; the host links the real ones.
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cloak/guest.h"
+
+void __assert_fail(const char *expr, const char *file, unsigned line, const char *func);
+int __fprintf_chk(void *stream, int flag, const char *fmt, ...);
+size_t fwrite(const void *p, size_t size, size_t n, void *stream);
+
+/* GMP only passes it to __fprintf_chk and fwrite below. */
+void *stderr;
+void *stderr = NULL;
+
+void __assert_fail(const char *expr, const char *file, unsigned line, const char *func)
+{
+	printf("guest: assertion '%s' failed in a library (%s:%u, %s)\n", expr, file, line, func);
+	cloak_exit(70);
+}
+
+int __fprintf_chk(void *stream, int flag, const char *fmt, ...)
+{
+	(void)stream;
+	(void)flag;
+	printf("guest: a library printed an error and stops (\"%s\")\n", fmt);
+	cloak_exit(70);
+}
+
+size_t fwrite(const void *p, size_t size, size_t n, void *stream)
+{
+	(void)p;
+	(void)size;
+	(void)n;
+	(void)stream;
+	printf("guest: a library wrote to a file and stops\n");
+	cloak_exit(70);
+}
