@@ -13,8 +13,6 @@
 #include "process/broker.h"
 #include "spec.h"
 
-#define LISTEN_BACKLOG 4
-
 static int parse_mode(const char *spec, const char *opt, size_t len, mode_t *mode,
 		      struct fail *f)
 {
@@ -76,59 +74,38 @@ int channel_parse(const char *spec, struct channel *c, struct fail *f)
 	return 0;
 }
 
-/* Whether nobody listens on this existing socket path: 0 when the socket
- * is stale (connect refused), else the errno that says it is in use
- * (EADDRINUSE: someone accepts; EAGAIN is a listener with a full backlog)
- * or that we cannot tell (EACCES: not ours to connect to). */
-static int listener_check(const struct sockaddr_un *addr)
+int channel_take_listener(struct channel *c, const struct broker_listener *l, struct fail *f)
 {
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return errno;
-	int r = connect(s, (const struct sockaddr *)addr, sizeof *addr);
-	int e = r == 0 || errno == EAGAIN ? EADDRINUSE : errno == ECONNREFUSED ? 0 : errno;
-	close(s);
-	return e;
-}
-
-int channel_listen(struct channel *c, struct fail *f)
-{
-	struct stat st;
 	const char *p = c->addr.sun_path;
-	if (lstat(p, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: %s exists and is not "
-					"a socket: remove it or choose another path", c->name, p);
-		int e = listener_check(&c->addr);
-		if (e == EADDRINUSE)
-			return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: another process is "
-					"listening on %s: choose another path", c->name, p);
-		if (e)
-			return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: cannot tell whether "
-					"another process listens on %s (%s): remove it or choose "
-					"another path", c->name, p, strerror(e));
-		unlink(p); /* a stale socket: nobody listens on it any more */
-	}
-	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->listen_fd < 0)
-		return fail_set(f, CLOAK_EXIT_INTERNAL, "socket: %s", strerror(errno));
-	/* Created owner-only, then given the mode asked for: never, even for
-	 * a moment, more open than that. */
-	mode_t old = umask(0077);
-	int r = bind(c->listen_fd, (struct sockaddr *)&c->addr, sizeof c->addr);
-	int e = errno;
-	umask(old);
-	if (r)
+	const char *e = strerror(l->err);
+	switch (l->why) {
+	case BROKER_LISTENING:
+		c->listen_fd = l->fd;
+		return 0;
+	case BROKER_NOT_A_SOCKET:
+		return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: %s exists and is not "
+				"a socket: remove it or choose another path", c->name, p);
+	case BROKER_IN_USE:
+		return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: another process is "
+				"listening on %s: choose another path", c->name, p);
+	case BROKER_UNSURE:
+		return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: cannot tell whether "
+				"another process listens on %s (%s): remove it or choose "
+				"another path", c->name, p, e);
+	case BROKER_SOCKET:
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "socket: %s", e);
+	case BROKER_BIND:
 		return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: cannot listen on %s: %s%s",
-				c->name, p, strerror(e),
-				e == ENOENT ? " (the directory does not exist)" : "");
-	if (chmod(p, c->socket_mode) || listen(c->listen_fd, LISTEN_BACKLOG) ||
-	    lstat(p, &st))
+				c->name, p, e,
+				l->err == ENOENT ? " (the directory does not exist)" : "");
+	case BROKER_SETUP:
 		return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: cannot listen on %s: %s",
-				c->name, p, strerror(errno));
-	c->dev = st.st_dev;
-	c->ino = st.st_ino;
-	return 0;
+				c->name, p, e);
+	case BROKER_NOT_TRIED:
+		break;
+	}
+	return fail_set(f, CLOAK_EXIT_INTERNAL, "--channel %s: no listening socket for %s",
+			c->name, p);
 }
 
 static void set_connection(struct channel *c, int fd)
@@ -170,14 +147,6 @@ void channel_close(struct channel *c)
 	if (c->listen_fd >= 0)
 		close(c->listen_fd);
 	c->fd = c->listen_fd = -1;
-}
-
-void channel_remove_socket(const struct channel *c)
-{
-	struct stat st;
-	if (c->mode == CHAN_LISTEN && c->ino && lstat(c->addr.sun_path, &st) == 0 &&
-	    S_ISSOCK(st.st_mode) && st.st_dev == c->dev && st.st_ino == c->ino)
-		unlink(c->addr.sun_path);
 }
 
 int64_t channel_open(struct channel *c, struct broker *b)

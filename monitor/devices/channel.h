@@ -25,6 +25,7 @@
 #include "mem/guestmem.h"
 
 struct broker;
+struct broker_listener;
 
 enum chan_mode { CHAN_LISTEN, CHAN_CONNECT };
 
@@ -34,9 +35,7 @@ struct channel {
 	enum chan_mode mode;
 	mode_t socket_mode; /* listen: the socket file's permissions */
 	unsigned index;     /* in the registry (and the broker's path list) */
-	int listen_fd;      /* listen: bound at start-up, -1 otherwise */
-	dev_t dev;          /* listen: the socket file we created */
-	ino_t ino;
+	int listen_fd;      /* listen: made by the path broker at start-up, else -1 */
 	int fd;             /* the connection, -1 until there is one */
 	uint32_t conn_gen;  /* changes whenever fd is closed or replaced */
 	bool opened;        /* the guest has opened it */
@@ -48,17 +47,16 @@ struct channel {
 
 /* NAME=listen:PATH[,mode=OCTAL] or NAME=connect:PATH; CLOAK_EXIT_USAGE. */
 int channel_parse(const char *spec, struct channel *out, struct fail *f);
-/* Listen: binds the socket (mode owner-only unless given). Refuses, with
- * CLOAK_EXIT_RESOURCE and touching nothing, a path that is not a socket,
- * or a socket another process listens on. */
-int channel_listen(struct channel *c, struct fail *f);
+/* Listen: takes the listening socket the path broker created for it
+ * (process/broker.h; owner-only unless mode= said otherwise), or says why
+ * there is none: CLOAK_EXIT_RESOURCE for a path that is not a socket, a
+ * socket another process listens on (both left untouched) or a failed
+ * bind. */
+int channel_take_listener(struct channel *c, const struct broker_listener *l, struct fail *f);
 /* Connect: the first connection, made at start-up. No peer is not an
  * error: the guest's open then answers -CLOAK_EPIPE. */
 void channel_connect_first(struct channel *c);
 void channel_close(struct channel *c);
-/* Removes the socket file channel_listen() created, if it is still that
- * one (before the sandbox only: it forbids unlink). */
-void channel_remove_socket(const struct channel *c);
 
 /* The guest opens the channel: 0 or -CLOAK_EPIPE (no peer to reach). */
 int64_t channel_open(struct channel *c, struct broker *b);

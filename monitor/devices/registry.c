@@ -71,15 +71,22 @@ int devices_check(const struct options *o, struct fail *f)
 	return r;
 }
 
+/* The path broker, which also creates the listen: channels' sockets. */
 static int start_broker(struct devices *d, struct fail *f)
 {
 	struct broker_path paths[CLOAK_CHAN_MAX];
+	struct broker_listener made[CLOAK_CHAN_MAX];
 	for (unsigned i = 0; i < d->nchan; i++) {
 		const struct channel *c = &d->chan[i];
 		paths[i] = (struct broker_path){ .addr = c->addr, .listen = c->mode == CHAN_LISTEN,
-						 .dev = c->dev, .ino = c->ino };
+						 .mode = c->socket_mode };
 	}
-	return broker_start(&d->broker, paths, d->nchan, f);
+	if (broker_start(&d->broker, paths, d->nchan, made, f))
+		return -1;
+	for (unsigned i = 0; i < d->nchan; i++)
+		if (d->chan[i].mode == CHAN_LISTEN && channel_take_listener(&d->chan[i], &made[i], f))
+			return -1;
+	return 0;
 }
 
 int devices_setup(struct devices **out, const struct options *o, struct fail *f)
@@ -104,14 +111,11 @@ int devices_setup(struct devices **out, const struct options *o, struct fail *f)
 	for (unsigned i = 0; i < d->nblock; i++)
 		if (block_open(&d->block[i], d->block, i, f))
 			return -1;
-	for (unsigned i = 0; i < d->nchan; i++) {
-		if (d->chan[i].mode == CHAN_LISTEN && channel_listen(&d->chan[i], f))
-			return -1;
-		if (d->chan[i].mode == CHAN_CONNECT)
-			channel_connect_first(&d->chan[i]);
-	}
 	if (d->nchan && start_broker(d, f))
 		return -1;
+	for (unsigned i = 0; i < d->nchan; i++)
+		if (d->chan[i].mode == CHAN_CONNECT)
+			channel_connect_first(&d->chan[i]);
 	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epoll_fd < 0)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "epoll_create1: %s", strerror(errno));
@@ -151,12 +155,8 @@ void devices_finish(struct devices *d)
 				c->name, (unsigned long long)c->bytes_in,
 				(unsigned long long)c->bytes_out);
 		channel_close(c);
-		/* Before the broker started (a failed set-up) the monitor is not
-		 * sandboxed yet and removes its sockets itself. */
-		if (d->broker.fd < 0)
-			channel_remove_socket(c);
 	}
-	broker_stop(&d->broker); /* it removes the listening sockets */
+	broker_stop(&d->broker); /* it removes the listening sockets it made */
 	if (d->epoll_fd >= 0)
 		close(d->epoll_fd);
 	free(d);

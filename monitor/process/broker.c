@@ -2,8 +2,6 @@
 /* The path broker; see broker.h. */
 #include "broker.h"
 
-#include "fd_pass.h"
-
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -13,10 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cloak/abi.h"
 #include "fd_pass.h"
 #include "sandbox.h"
 
 #define BROKER_FD 3
+#define LISTEN_BACKLOG 4
 
 struct broker_req {
 	uint32_t index;
@@ -24,6 +24,115 @@ struct broker_req {
 struct broker_reply {
 	int32_t err; /* 0: a descriptor comes with it */
 };
+/* At start, one per listen path until one fails: a descriptor comes with
+ * BROKER_LISTENING. */
+struct broker_listen_reply {
+	int32_t why; /* enum broker_listen_why */
+	int32_t err;
+};
+
+/* The sockets this broker created: removed at the end if still these. */
+struct made {
+	bool made;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Whether nobody listens on this existing socket path: 0 when the socket
+ * is stale (connect refused), else the errno that says it is in use
+ * (EADDRINUSE: someone accepts; EAGAIN is a listener with a full backlog)
+ * or that we cannot tell (EACCES: not ours to connect to). */
+static int listener_check(const struct sockaddr_un *addr)
+{
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return errno;
+	int r = connect(s, (const struct sockaddr *)addr, sizeof *addr);
+	int e = r == 0 || errno == EAGAIN ? EADDRINUSE : errno == ECONNREFUSED ? 0 : errno;
+	close(s);
+	return e;
+}
+
+/* Creates the listening socket of one listen path: its descriptor, or -1
+ * with *why and *err. A path that is not a socket, or a socket someone
+ * listens on, is left as it is. */
+static int listen_on(const struct broker_path *p, struct made *m, int32_t *why, int32_t *err)
+{
+	struct stat st;
+	const char *path = p->addr.sun_path;
+	*err = 0;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			*why = BROKER_NOT_A_SOCKET;
+			return -1;
+		}
+		int e = listener_check(&p->addr);
+		if (e) {
+			*why = e == EADDRINUSE ? BROKER_IN_USE : BROKER_UNSURE;
+			*err = e;
+			return -1;
+		}
+		unlink(path); /* a stale socket: nobody listens on it any more */
+	}
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		*why = BROKER_SOCKET;
+		*err = errno;
+		return -1;
+	}
+	/* Created owner-only, then given the mode asked for: never, even for
+	 * a moment, more open than that. */
+	mode_t old = umask(0077);
+	int r = bind(s, (const struct sockaddr *)&p->addr, sizeof p->addr);
+	*err = errno;
+	umask(old);
+	if (r) {
+		*why = BROKER_BIND;
+		close(s);
+		return -1;
+	}
+	if (lstat(path, &st) == 0) { /* ours from here on, whatever follows */
+		m->made = true;
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+	}
+	if (!m->made || chmod(path, p->mode) || listen(s, LISTEN_BACKLOG)) {
+		*why = BROKER_SETUP;
+		*err = errno;
+		close(s);
+		return -1;
+	}
+	*why = BROKER_LISTENING;
+	return s;
+}
+
+/* Before the sandbox: creates the listen paths' sockets in order and
+ * passes each to the monitor, stopping at the first that fails. */
+static void listen_all(const struct broker_path *paths, unsigned n, struct made *made)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!paths[i].listen)
+			continue;
+		struct broker_listen_reply r;
+		int s = listen_on(&paths[i], &made[i], &r.why, &r.err);
+		fd_pass_send(BROKER_FD, &r, sizeof r, s);
+		if (s < 0)
+			return;
+		close(s); /* the monitor's now; the broker never accepts */
+	}
+}
+
+/* Removes what this broker created, if it is still what it made: a path
+ * someone else took over since is theirs. */
+static void remove_made(const struct broker_path *paths, unsigned n, const struct made *made)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct stat st;
+		if (made[i].made && lstat(paths[i].addr.sun_path, &st) == 0 &&
+		    S_ISSOCK(st.st_mode) && st.st_dev == made[i].dev && st.st_ino == made[i].ino)
+			unlink(paths[i].addr.sun_path);
+	}
+}
 
 static void reply(int err, int fd)
 {
@@ -31,7 +140,7 @@ static void reply(int err, int fd)
 	fd_pass_send(BROKER_FD, &r, sizeof r, fd);
 }
 
-static _Noreturn void serve(const struct broker_path *paths, unsigned n)
+static _Noreturn void serve(const struct broker_path *paths, unsigned n, const struct made *made)
 {
 	for (;;) {
 		struct broker_req q;
@@ -56,22 +165,46 @@ static _Noreturn void serve(const struct broker_path *paths, unsigned n)
 			reply(errno, -1);
 		close(s);
 	}
-	/* Remove only what is still the monitor's own socket: a path someone
-	 * else took over since is theirs. */
-	for (unsigned i = 0; i < n; i++) {
-		struct stat st;
-		if (paths[i].listen && lstat(paths[i].addr.sun_path, &st) == 0 &&
-		    S_ISSOCK(st.st_mode) && st.st_dev == paths[i].dev && st.st_ino == paths[i].ino)
-			unlink(paths[i].addr.sun_path);
-	}
+	remove_made(paths, n, made);
 	_exit(0);
 }
 
+/* The monitor's side of listen_all(). */
+static int take_listeners(struct broker *b, const struct broker_path *paths, unsigned n,
+			  struct broker_listener *out, struct fail *f)
+{
+	for (unsigned i = 0; i < n; i++)
+		out[i] = (struct broker_listener){ .fd = -1, .why = BROKER_NOT_TRIED };
+	for (unsigned i = 0; i < n; i++) {
+		if (!paths[i].listen)
+			continue;
+		struct broker_listen_reply r;
+		int fd;
+		if (fd_pass_recv(b->fd, &r, sizeof r, &fd) != 0)
+			return fail_set(f, CLOAK_EXIT_INTERNAL, "the path broker ended before "
+					"creating the listening sockets");
+		if ((r.why == BROKER_LISTENING) != (fd >= 0) || r.why < BROKER_LISTENING ||
+		    r.why >= BROKER_NOT_TRIED) {
+			if (fd >= 0)
+				close(fd);
+			return fail_set(f, CLOAK_EXIT_INTERNAL, "the path broker's answer "
+					"for a listening socket is malformed");
+		}
+		out[i] = (struct broker_listener){ .fd = fd, .why = r.why, .err = r.err };
+		if (fd < 0)
+			break;
+	}
+	return 0;
+}
+
 int broker_start(struct broker *b, const struct broker_path *paths, unsigned n,
-		 struct fail *f)
+		 struct broker_listener *out, struct fail *f)
 {
 	b->fd = -1;
 	b->pid = -1;
+	if (n > CLOAK_CHAN_MAX)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "the path broker takes at most %u paths",
+				CLOAK_CHAN_MAX);
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "socketpair: %s", strerror(errno));
@@ -95,14 +228,18 @@ int broker_start(struct broker *b, const struct broker_path *paths, unsigned n,
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (sandbox_enter_broker())
+		struct made made[CLOAK_CHAN_MAX] = { { 0 } };
+		listen_all(paths, n, made);
+		if (sandbox_enter_broker()) {
+			remove_made(paths, n, made);
 			_exit(1);
-		serve(paths, n);
+		}
+		serve(paths, n, made);
 	}
 	close(sv[1]);
 	b->fd = sv[0];
 	b->pid = pid;
-	return 0;
+	return take_listeners(b, paths, n, out, f);
 }
 
 int broker_connect(struct broker *b, unsigned index)

@@ -315,7 +315,10 @@ assert b == b"x"' "$TMP/c.sock" "$CLOAK" "$ECHO"
 	for _ in $(seq 100); do [ -S "$TMP/c.sock" ] && break; sleep 0.05; done
 	kill -9 "$PID"
 	finish_guest
-	for _ in $(seq 40); do [ -e "$TMP/c.sock" ] || break; sleep 0.05; done
+	# The path broker removes it once the runner and its device process
+	# are both gone, which under ASan on a loaded machine can take
+	# seconds.
+	for _ in $(seq 200); do [ -e "$TMP/c.sock" ] || break; sleep 0.05; done
 	[ ! -e "$TMP/c.sock" ] || { echo "socket left behind after kill -9"; false; }
 	# Taken over while the guest runs: the new owner's socket stays.
 	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" wait c 60000
