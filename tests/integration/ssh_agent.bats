@@ -588,6 +588,28 @@ hash_nowhere() {
 	done
 }
 
+@test "--memory=shared, RSA: p is in guest RAM while held; after a signature and -d none of p, q, d, dp, dq is" {
+	need_kvm
+	need_root
+	need_native_cpu
+	start_agent --memory=shared
+	new_key rsa rsa
+	local secrets
+	mapfile -t secrets < <("$SCAN" rsa-secrets "$TMP/rsa")
+	[ "${#secrets[@]}" -eq 5 ]
+	c ssh-add -q "$TMP/rsa"
+	sign_verify "$TMP/rsa.pub"
+	# Control: the held key's p is found in guest RAM.
+	run "$SCAN" key-proc "${secrets[0]}" "$AGENT_PID"
+	[ "$status" -eq 1 ]
+	[[ $output == *"in /memfd:cloak-guest"* ]]
+	c ssh-add -q -d "$TMP/rsa.pub"
+	for v in "${secrets[@]}"; do
+		run "$SCAN" key-proc "$v" "$AGENT_PID"
+		[ "$status" -eq 0 ] || { echo "RSA after -d: $output"; return 1; }
+	done
+}
+
 @test "the agent says which key types this host can run; where KVM emulates guest code Ed25519 and RSA are refused and the agent goes on" {
 	need_kvm
 	start_agent
