@@ -145,6 +145,18 @@ wait_for_line() {
 	grep -q -- "$3" "$2" 2>/dev/null || { cat "$2"; return 1; }
 }
 
+# wait_for_socket PATH: until a Unix socket is at PATH, up to 60 s (a
+# helper process started in the SVM tier's VM, whose CPU QEMU emulates,
+# beside a second VM, once took over 5 s); says so and fails if none came.
+wait_for_socket() {
+	for _ in $(seq 600); do
+		[ -S "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "no socket at $1 after 60 s"
+	return 1
+}
+
 run_cloak() {
 	run timeout "${CLOAK_TEST_TIMEOUT:-60}" "$CLOAK" "$@"
 }

@@ -189,7 +189,7 @@ fetch() {
 record_traffic() {
 	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
 	PIDS+=($!)
-	for _ in $(seq 50); do [ -S "$TMP/rec.sock" ] && break; sleep 0.1; done
+	wait_for_socket "$TMP/rec.sock" || return 1
 	chown nobody "$TMP/rec.sock"
 	export CLOAK_PKCS11_SOCKET=$TMP/rec.sock
 }

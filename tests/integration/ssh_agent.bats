@@ -131,7 +131,7 @@ ssh_login() {
 record_traffic() {
 	"$CLIENT" proxy "$TMP/rec.sock" "$SOCK" "$TMP/traffic" &
 	PIDS+=($!)
-	for _ in $(seq 50); do [ -S "$TMP/rec.sock" ] && break; sleep 0.1; done
+	wait_for_socket "$TMP/rec.sock" || return 1
 	export SSH_AUTH_SOCK=$TMP/rec.sock
 }
 
@@ -416,10 +416,10 @@ hash_nowhere() {
 	[ "$status" -eq 1 ]
 	record_traffic
 	run c ssh-add "$TMP/rsa"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 0 ] || { echo "ssh-add: $status: $output"; return 1; }
 	[[ $output == "Identity added: $TMP/rsa (rsa key)" ]]
 	run c ssh-add "$TMP/big"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 0 ] || { echo "ssh-add: $status: $output"; return 1; }
 	rm "$TMP/rsa"
 	run c ssh-add -l
 	[ "$status" -eq 0 ]
@@ -699,7 +699,7 @@ hash_nowhere() {
 	[[ $output == "cloak-ssh-keygen: -t takes a key type the agent can make, ecdsa, ed25519 or rsa, not 'dsa'" ]]
 	ssh-agent -D -a "$TMP/openssh.sock" > /dev/null 2>&1 &
 	PIDS+=($!)
-	for _ in $(seq 50); do [ -S "$TMP/openssh.sock" ] && break; sleep 0.1; done
+	wait_for_socket "$TMP/openssh.sock"
 	run -1 timeout 60 "$KEYGEN" -a "$TMP/openssh.sock"
 	[[ $output == *"refused to generate a key"*"OpenSSH's ssh-agent has no keygen@cloak"* ]]
 }
