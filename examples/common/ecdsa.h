@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * ECDSA signatures for both key services (the ssh-agent's P-256, the
- * PKCS#11 token's P-256 and P-384), on Nettle's side-channel-silent ECC
- * (GMP's x86-64 assembly underneath), with RFC 6979 nonces made from
+ * PKCS#11 token's P-256 and P-384), on Nettle's ECC (side-channel
+ * silent, its manual says; GMP's x86-64 assembly underneath), with RFC 6979 nonces made from
  * BearSSL's HMAC_DRBG: a signature is a function of the key and the hash
  * alone, byte for byte the one BearSSL's br_ecdsa_i31_sign_raw gives.
  * Key generation and public points stay on BearSSL. No I/O, no heap;
