@@ -2,7 +2,8 @@
 # cloak: top-level build. Each part adds its own rules in its build.mk:
 #   common/   code shared by the monitor and libcloak (memfd_secret, probes)
 #   monitor/  the `cloak` KVM monitor          runtime/  the guest runtime
-#   libcloak/ secret memory for host processes examples/ demo guests
+#   libcloak/ secret memory for host processes examples/ example guests
+#   services/ the key services: common/, ssh-agent/, pkcs11/
 #   tests/    unit, integration, fuzz          bench/    `make bench`
 # Parts append to ALL_TARGETS, TESTS (TAP producers run by `make check`),
 # ASAN_TESTS (run by `make check-asan`) and BENCHES.
@@ -38,7 +39,9 @@ include common/build.mk
 include runtime/build.mk
 include monitor/build.mk
 include examples/build.mk
-include tools/build.mk
+include services/common/build.mk
+include services/ssh-agent/build.mk
+include services/pkcs11/build.mk
 include libcloak/build.mk
 include tests/build.mk
 include bench/build.mk

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The key services' ECDSA (examples/common/ecdsa.c: Nettle with RFC 6979
+ * The key services' ECDSA (services/common/ecdsa.c: Nettle with RFC 6979
  * nonces) against the BearSSL code it replaced (br_ecdsa_i31_sign_raw on
  * br_ec_all_m31), on the host, same key and hash, in interleaved rounds:
  * microseconds per signature, medians, and the ratio. The two give the
@@ -16,7 +16,7 @@
 
 #include <bearssl.h>
 
-#include "../examples/common/ecdsa.h"
+#include "ecdsa.h"
 
 #define PER_ROUND 200
 

@@ -53,9 +53,9 @@ ALL_TARGETS += $(O)/bench/libcloak_bench $(O)/bench/libcloak_start_cloak $(O)/be
 BENCHES += $(O)/bench/libcloak_bench bench/libcloak-tls-bench bench/libcloak-cli-bench
 
 # The key services' ECDSA against the BearSSL code it replaced.
-$(O)/bench/bench_ecdsa: bench/bench_ecdsa.c $(ECDSA_HOST_OBJ)
+$(O)/bench/bench_ecdsa: bench/bench_ecdsa.c $(ECDSA_HOST_OBJ) services/common/ecdsa.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -o $@ $< $(ECDSA_HOST_OBJ) -l:libbearssl.a $(NETTLE_LIBS)
+	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) -o $@ $< $(ECDSA_HOST_OBJ) -l:libbearssl.a $(NETTLE_LIBS)
 ALL_TARGETS += $(O)/bench/bench_ecdsa
 BENCHES += $(O)/bench/bench_ecdsa
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * libFuzzer target: the PKCS#11 token's store (examples/pkcs11/store.c)
+ * libFuzzer target: the PKCS#11 token's store (services/pkcs11/guest/store.c)
  * opened and unlocked on an image the host made up.
  *
  * Input: one byte of flags, then the two header sectors (512 bytes each),
@@ -25,7 +25,7 @@
 
 #include <sodium/crypto_generichash_blake2b.h>
 
-#include "../../examples/pkcs11/store.h"
+#include "store.h"
 
 #define SS 512u
 #define SECTORS (P11_STORE_MIN_BYTES(SS) / SS)

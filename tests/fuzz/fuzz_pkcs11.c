@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The PKCS#11 token guest's frame decoding and request handling
- * (examples/pkcs11) on hostile input. Each input is a run of requests on a
+ * (services/pkcs11) on hostile input. Each input is a run of requests on a
  * token that is already initialised, with a user PIN, a logged-in session
  * and an EC P-256 key pair made in it (so signing, attributes and search
  * are in reach). The input is cut into pieces:
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../examples/pkcs11/p11_token.h"
+#include "p11_token.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

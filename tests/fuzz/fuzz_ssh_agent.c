@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The ssh-agent guest's message handling (examples/ssh-agent) on hostile
+ * The ssh-agent guest's message handling (services/ssh-agent) on hostile
  * input: the input is a client's byte stream, cut into frames the way the
  * guest cuts it (agent_frame_len), each frame handled by agent_handle on
  * one agent with a clock that moves a second per message. Invariants
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../examples/ssh-agent/agent.h"
+#include "agent.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,8 +3,8 @@
 # the guest's source against the host's libsodium. Seeds: real stores,
 # written by the unit test (test_p11_store --fuzz-seeds DIR).
 FUZZ_TARGETS += p11_store
-$(O)/fuzz/fuzz_p11_store: tests/fuzz/fuzz_p11_store.c $(O)/fuzz/obj/examples/pkcs11/store.o examples/pkcs11/store.h
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(O)/fuzz/obj/examples/pkcs11/store.o -lsodium
+$(O)/fuzz/fuzz_p11_store: tests/fuzz/fuzz_p11_store.c $(O)/fuzz/obj/services/pkcs11/guest/store.o services/pkcs11/guest/store.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SERVICES_CFLAGS) $(P11_CFLAGS) -fsanitize=fuzzer -o $@ $< $(O)/fuzz/obj/services/pkcs11/guest/store.o -lsodium
 $(O)/fuzz/seeds/p11_store.stamp: $(O)/tests/test_p11_store
 	rm -rf $(O)/fuzz/seeds/p11_store && mkdir -p $(O)/fuzz/seeds/p11_store
 	$(O)/tests/test_p11_store --fuzz-seeds $(O)/fuzz/seeds/p11_store

@@ -8,7 +8,7 @@ import os
 import struct
 import sys
 
-# Operation numbers: enum p11_op in examples/pkcs11/p11_wire.h.
+# Operation numbers: enum p11_op in services/pkcs11/guest/p11_wire.h.
 (PING, FINALIZE, TOKEN_INFO, MECH_LIST, MECH_INFO, INIT_TOKEN, OPEN_SESSION, CLOSE_SESSION, CLOSE_ALL,
  SESSION_INFO, LOGIN, LOGOUT, INIT_PIN, SET_PIN, CREATE, DESTROY, GET_ATTRS, SET_ATTRS, FIND_INIT, FIND,
  FIND_FINAL, KEYGEN, SIGN_INIT, SIGN, SIGN_UPDATE, SIGN_FINAL, RANDOM) = range(1, 28)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# The PKCS#11 token guest (examples/pkcs11, docs/pkcs11.md) through its
+# The PKCS#11 token guest (services/pkcs11, docs/pkcs11.md) through its
 # module libcloak-pkcs11.so, driven by programs nobody here wrote: opensc's
 # pkcs11-tool, GnuTLS's p11tool, p11-kit, with signatures checked by
 # `openssl`. Every guest signature costs seconds where KVM emulates guest
@@ -10,10 +10,10 @@
 # CLOAK_TEST_MEMORY=secret|gmem|shared runs the suite on that backend.
 bats_require_minimum_version 1.5.0
 load helpers
-load pkcs11_helpers
+load "$ROOT/services/pkcs11/testing/pkcs11_helpers"
 
 LAUNCHER=$ROOT/$O/cloak-pkcs11
-PROBE=$ROOT/tests/integration/p11_probe.py
+PROBE=$ROOT/services/pkcs11/testing/p11_probe.py
 
 setup() {
 	TMP=$(mktemp -d)

@@ -12,10 +12,10 @@
 # code (the SVM tier). As root (nginx's workers, sshd, /proc/PID/mem).
 bats_require_minimum_version 1.5.0
 load helpers
-load pkcs11_helpers
+load "$ROOT/services/pkcs11/testing/pkcs11_helpers"
 
 SCAN=$ROOT/tests/integration/keyscan.py
-CLIENT=$ROOT/tests/integration/agent_client.py
+CLIENT=$ROOT/services/ssh-agent/testing/agent_client.py
 ENGINE=/usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so
 
 setup() {

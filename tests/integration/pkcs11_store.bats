@@ -8,7 +8,7 @@
 # CPU that runs guest code (the SVM tier runs it).
 bats_require_minimum_version 1.5.0
 load helpers
-load pkcs11_helpers
+load "$ROOT/services/pkcs11/testing/pkcs11_helpers"
 
 LAUNCHER=$ROOT/$O/cloak-pkcs11
 SCAN=$ROOT/tests/integration/keyscan.py

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# The ssh-agent guest (examples/ssh-agent, docs/ssh-agent.md) driven by
+# The ssh-agent guest (services/ssh-agent, docs/ssh-agent.md) driven by
 # Debian's OpenSSH tools: ssh-add, ssh-keygen -Y, ssh against a real sshd
 # on 127.0.0.1. Every guest signature costs seconds where KVM emulates guest
 # code, so each test makes only a few. CLOAK_TEST_MEMORY=secret|gmem|shared
@@ -8,11 +8,11 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-AGENT_ELF=$ROOT/$O/examples/ssh-agent.elf
+AGENT_ELF=$ROOT/$O/services/ssh-agent.elf
 WRAPPER=$ROOT/$O/cloak-ssh-agent
 KEYGEN=$ROOT/$O/cloak-ssh-keygen
 SCAN=$ROOT/tests/integration/keyscan.py
-CLIENT=$ROOT/tests/integration/agent_client.py
+CLIENT=$ROOT/services/ssh-agent/testing/agent_client.py
 
 setup() {
 	TMP=$(mktemp -d)

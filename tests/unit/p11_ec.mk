@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: ISC
 # The token's ECDSA against BearSSL's RFC 6979 signer (test_p11_ec.c).
-P11_EC_OBJ := $(O)/host/examples/pkcs11/p11_ec.o $(ECDSA_HOST_OBJ)
+P11_EC_OBJ := $(O)/host/services/pkcs11/guest/p11_ec.o $(ECDSA_HOST_OBJ)
 $(eval $(call unit_test,test_p11_ec,$(P11_EC_OBJ),-l:libbearssl.a $(NETTLE_LIBS)))
-$(O)/tests/test_p11_ec $(O)/san/tests/test_p11_ec: examples/pkcs11/p11_ec.h examples/common/ecdsa.h
+$(O)/tests/test_p11_ec: HOST_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
+$(O)/san/tests/test_p11_ec: SAN_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
+$(O)/tests/test_p11_ec $(O)/san/tests/test_p11_ec: services/pkcs11/guest/p11_ec.h services/common/ecdsa.h

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
 # The PKCS#11 token guest's host-buildable modules (test_pkcs11.c).
 $(eval $(call unit_test,test_pkcs11,$(P11_HOST_OBJ),-l:libbearssl.a -l:libmbedcrypto.a $(NETTLE_LIBS) -lcrypto))
-$(O)/tests/test_pkcs11: HOST_CFLAGS += $(P11_KIT_CFLAGS)
-$(O)/san/tests/test_pkcs11: SAN_CFLAGS += $(P11_KIT_CFLAGS)
-$(O)/tests/test_pkcs11 $(O)/san/tests/test_pkcs11: $(wildcard examples/pkcs11/*.h)
+$(O)/tests/test_pkcs11: HOST_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
+$(O)/san/tests/test_pkcs11: SAN_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
+$(O)/tests/test_pkcs11 $(O)/san/tests/test_pkcs11: $(wildcard services/pkcs11/guest/*.h services/common/*.h)

@@ -165,3 +165,32 @@ PY
 	# no emulating KVM any more.
 	run -1 grep -nE '^## Quick start.*Debian|build machines of this project' README.md
 }
+
+@test "the key services are rooms: no #include \"../\" leads into or out of services/NAME or examples/" {
+	cd "$ROOT"
+	# room PATH: services/NAME for the key services, else the top-level folder.
+	room() { case $1 in services/*) cut -d/ -f1-2 <<<"$1" ;; *) cut -d/ -f1 <<<"$1" ;; esac; }
+	local f inc to crossed=()
+	while IFS=: read -r f inc; do
+		inc=${inc#\#include \"}
+		to=$(realpath -m --relative-to=. "$(dirname "$f")/${inc%\"}")
+		[ "$(room "$f")" = "$(room "$to")" ] && continue
+		[[ $(room "$f") == services/* || $(room "$to") == services/* ||
+			$(room "$f") == examples || $(room "$to") == examples ]] && crossed+=("$f -> $to")
+	done < <(git grep -oE '#include "\.\./[^"]+"' -- '*.c' '*.h' '*.S')
+	[ "${#crossed[@]}" -eq 0 ] || { printf 'crosses a room: %s\n' "${crossed[@]}"; return 1; }
+	# The build passes the include folders instead; tools/ is gone.
+	[ ! -e tools ]
+}
+
+@test "nothing make install installs is built from examples/" {
+	# Every command that builds what install installs, from scratch (-B)
+	# in a build directory of its own, without running any.
+	run make -s --no-print-directory -n -B -C "$ROOT" install O="$BATS_TEST_TMPDIR/o" \
+		PREFIX=/usr DESTDIR="$BATS_TEST_TMPDIR/d"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	# Control: the list reaches the services' guests' sources.
+	[[ $output == *services/ssh-agent/guest/main.c* && $output == *services/pkcs11/guest/main.c* ]] ||
+		{ echo "$output"; return 1; }
+	run -1 grep -n 'examples/' <<<"$output"
+}

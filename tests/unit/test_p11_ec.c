@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The token's ECDSA (examples/pkcs11/p11_ec.c, examples/common/ecdsa.c)
+ * The token's ECDSA (services/pkcs11/guest/p11_ec.c, services/common/ecdsa.c)
  * signs on Nettle with RFC
  * 6979 nonces made from BearSSL's HMAC_DRBG. RFC 6979 makes a signature
  * a function of the key and the hash alone, so the token's signature must
@@ -21,8 +21,8 @@
 #include <bearssl.h>
 #include <gmp.h>
 
-#include "../../examples/common/ecdsa.h"
-#include "../../examples/pkcs11/p11_ec.h"
+#include "ecdsa.h"
+#include "p11_ec.h"
 
 static const uint8_t oid_p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
 static const uint8_t oid_p384[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };

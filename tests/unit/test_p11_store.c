@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Unit tests of the PKCS#11 token's store (examples/pkcs11/store.c,
+ * Unit tests of the PKCS#11 token's store (services/pkcs11/guest/store.c,
  * docs/pkcs11-store.md) on a memory device that can crash: it stops after
  * the N-th sector write, and the image left behind is what a disk with a
  * volatile write cache could hold then (everything, only what was flushed,
@@ -25,7 +25,7 @@
 
 #include <sodium.h>
 
-#include "../../examples/pkcs11/store.h"
+#include "store.h"
 
 /* The format's offsets the tests reach into (docs/pkcs11-store.md). */
 enum { H_SEQ = 16, H_TRIES = 24, H_ID = 32, H_DSLOT = 88, H_MAC = 312, H_SUM = 344, H_END = 376 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Unit tests of the PKCS#11 token guest's host-buildable modules
- * (examples/pkcs11): frame bounds, the reader, and the token's request
+ * (services/pkcs11): frame bounds, the reader, and the token's request
  * handler on a token initialised through its own requests. Signatures are
  * checked with BearSSL's verifier (ECDSA) and OpenSSL's (RSA), which the
  * token never calls. Wiping is
@@ -23,9 +23,9 @@
 #include <openssl/param_build.h>
 #include <openssl/rsa.h>
 
-#include "../../examples/pkcs11/p11_ec.h"
-#include "../../examples/pkcs11/p11_rsa.h"
-#include "../../examples/pkcs11/p11_token.h"
+#include "p11_ec.h"
+#include "p11_rsa.h"
+#include "p11_token.h"
 
 static unsigned seeds;
 
@@ -422,7 +422,7 @@ static void test_blob(void **state)
 
 /* ---- RSA */
 
-/* examples/pkcs11/mbedtls_guest/pthread.h gives the guest a
+/* services/pkcs11/guest/mbedtls_guest/pthread.h gives the guest a
  * pthread_mutex_t of this size and alignment, so that Mbed TLS's RSA
  * context has the layout the library was built with. */
 _Static_assert(sizeof(pthread_mutex_t) == 40 && _Alignof(pthread_mutex_t) == 8, "glibc's x86-64 mutex");

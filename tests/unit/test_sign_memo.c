@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The module's memory of accepted C_SignInit calls (tools/pkcs11/
+ * The module's memory of accepted C_SignInit calls (services/pkcs11/module/
  * sign_memo.c): a C_SignInit is deferred only when the token accepted the
  * same one on the session before and no operation is on there; the
  * session's operation as the module tracks it.
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../tools/pkcs11/sign_memo.h"
+#include "sign_memo.h"
 
 static struct sign_init make(CK_SESSION_HANDLE s, CK_MECHANISM_TYPE mech, CK_OBJECT_HANDLE key, const void *p,
 			     size_t plen)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Unit tests of the ssh-agent guest's host-buildable modules
- * (examples/ssh-agent): the wire format and parser, the key store, the
+ * (services/ssh-agent): the wire format and parser, the key store, the
  * lock, P-256, Ed25519 and the request handler, with a fake clock and
  * entropy. Signatures are checked with BearSSL's and libsodium's
  * verifiers, which the agent itself never calls, and Ed25519 against
@@ -19,10 +19,10 @@
 #include <bearssl.h>
 #include <sodium/crypto_sign_ed25519.h>
 
-#include "../../examples/ssh-agent/agent.h"
-#include "../../examples/ssh-agent/agent_ed25519.h"
-#include "../../examples/ssh-agent/agent_p256.h"
-#include "../../examples/ssh-agent/agent_rsa.h"
+#include "agent.h"
+#include "agent_ed25519.h"
+#include "agent_p256.h"
+#include "agent_rsa.h"
 #include "rsa_vectors.h"
 
 static uint64_t fake_now = 1000;

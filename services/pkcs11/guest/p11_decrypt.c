@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Decryption with an RSA private key: C_DecryptInit and single-part
+ * C_Decrypt, CKM_RSA_PKCS_OAEP (SHA-1, SHA-256, SHA-384, SHA-512, MGF1
+ * of the same hash, an optional label) and CKM_RSA_PKCS. See
+ * p11_token.h; the crypto is p11_rsa.c's.
+ */
+#include <string.h>
+
+#include "wipe.h"
+#include "p11_rsa.h"
+#include "p11_token.h"
+
+/* The flattened CK_RSA_PKCS_OAEP_PARAMS (p11_wire.h) into the session. */
+static CK_RV oaep_params(struct p11_session *s, const uint8_t *p, uint32_t plen)
+{
+	struct p11_reader r;
+	p11_reader_init(&r, p, plen);
+	CK_MECHANISM_TYPE hash = p11_get_u64(&r);
+	CK_RSA_PKCS_MGF_TYPE mgf = p11_get_u64(&r);
+	CK_RSA_PKCS_OAEP_SOURCE_TYPE source = p11_get_u64(&r);
+	if (r.bad || plen - r.off > P11_OAEP_LABEL_MAX)
+		return CKR_MECHANISM_PARAM_INVALID;
+	uint32_t label_len = (uint32_t)(plen - r.off);
+	if (!p11_rsa_hash_len(hash) || mgf != p11_rsa_mgf1(hash) ||
+	    (source != CKZ_DATA_SPECIFIED && !(source == 0 && label_len == 0)))
+		return CKR_MECHANISM_PARAM_INVALID;
+	s->oaep_hash = hash;
+	s->label_len = label_len;
+	memcpy(s->label, p + r.off, label_len);
+	return CKR_OK;
+}
+
+CK_RV p11_op_decrypt_init(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
+	uint32_t plen;
+	const uint8_t *param = p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
+	struct p11_object *k = p11_object(c, p11_get_u64(c->r));
+	if (c->r->bad || !p11_reader_done(c->r))
+		return CKR_ARGUMENTS_BAD;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (s->decrypting)
+		return CKR_OPERATION_ACTIVE;
+	if (mech != CKM_RSA_PKCS_OAEP && mech != CKM_RSA_PKCS)
+		return CKR_MECHANISM_INVALID;
+	if (mech == CKM_RSA_PKCS && plen)
+		return CKR_MECHANISM_PARAM_INVALID;
+	if (!k)
+		return CKR_KEY_HANDLE_INVALID;
+	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != CKK_RSA)
+		return CKR_KEY_TYPE_INCONSISTENT;
+	if (!p11_obj_bool(k, CKA_DECRYPT, false))
+		return CKR_KEY_FUNCTION_NOT_PERMITTED;
+	s->oaep_hash = 0;
+	s->label_len = 0;
+	CK_RV rv = mech == CKM_RSA_PKCS_OAEP ? oaep_params(s, param, plen) : CKR_OK;
+	if (rv != CKR_OK)
+		return rv;
+	s->decrypting = true;
+	s->dmech = mech;
+	s->dkey = k->handle;
+	return CKR_OK;
+}
+
+/* Ends the session's decryption (and wipes its label). */
+static CK_RV end(struct p11_session *s, CK_RV rv)
+{
+	s->decrypting = false;
+	s->label_len = 0;
+	wipe(s->label, sizeof s->label);
+	return rv;
+}
+
+/* C_Decrypt. A length query answers the modulus's length; a buffer too
+ * small for the message answers its length: both keep the operation. */
+CK_RV p11_op_decrypt(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	bool query = p11_get_u8(c->r) != 0;
+	uint64_t room = p11_get_u64(c->r);
+	uint32_t len;
+	const uint8_t *data = p11_get_bytes(c->r, &len, P11_DATA_MAX);
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!s->decrypting)
+		return CKR_OPERATION_NOT_INITIALIZED;
+	if (c->r->bad || !p11_reader_done(c->r))
+		return end(s, CKR_ARGUMENTS_BAD);
+	struct p11_object *k = p11_object(c, s->dkey);
+	if (!k)
+		return end(s, CKR_KEY_HANDLE_INVALID);
+	struct p11_rsa_key key;
+	p11_rsa_view(k, &key);
+	size_t klen = (p11_rsa_bits(&key) + 7) / 8;
+	if (query) {
+		p11_put_u64(c->w, klen);
+		p11_put_bytes(c->w, NULL, 0);
+		return CKR_OK;
+	}
+	if (len != klen)
+		return end(s, CKR_ENCRYPTED_DATA_LEN_RANGE);
+	uint8_t msg[P11_RSA_BYTES_MAX];
+	size_t mlen = 0;
+	br_hmac_drbg_context drbg;
+	bool ok = c->t->env->seed(c->t->env->ctx, &drbg) &&
+		  p11_rsa_decrypt(&key, &drbg, s->oaep_hash, s->label, s->label_len, data, len, msg, &mlen);
+	wipe(&drbg, sizeof drbg);
+	CK_RV rv = CKR_OK;
+	if (!ok) {
+		rv = end(s, CKR_ENCRYPTED_DATA_INVALID);
+	} else if (room < mlen) {
+		p11_put_u64(c->w, mlen);
+		p11_put_bytes(c->w, NULL, 0);
+		rv = CKR_BUFFER_TOO_SMALL;
+	} else {
+		p11_put_u64(c->w, mlen);
+		p11_put_bytes(c->w, msg, mlen);
+		end(s, CKR_OK);
+	}
+	wipe(msg, sizeof msg);
+	return rv;
+}

@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The token's objects and keys: creation (import), destruction, search,
+ * attributes with the rules that keep private values inside the guest,
+ * EC and RSA key-pair generation. Signing is p11_sign.c, decryption
+ * p11_decrypt.c. See p11_token.h.
+ *
+ * Private keys are always sensitive and never extractable: a template
+ * that asks otherwise is refused, CKA_VALUE of a private key (an RSA
+ * key's private exponent, primes, exponents, coefficient) is never
+ * returned (CKR_ATTRIBUTE_SENSITIVE) nor matched by C_FindObjects.
+ */
+#include <string.h>
+
+#include "wipe.h"
+#include "p11_ec.h"
+#include "p11_rsa.h"
+#include "p11_token.h"
+
+static const CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+
+static bool is_bool_attr(uint64_t type)
+{
+	switch (type) {
+	case CKA_TOKEN: case CKA_PRIVATE: case CKA_MODIFIABLE: case CKA_COPYABLE: case CKA_DESTROYABLE:
+	case CKA_SENSITIVE: case CKA_EXTRACTABLE: case CKA_SIGN: case CKA_VERIFY: case CKA_DECRYPT:
+	case CKA_ENCRYPT: case CKA_DERIVE: case CKA_WRAP: case CKA_UNWRAP: case CKA_SIGN_RECOVER:
+	case CKA_VERIFY_RECOVER: case CKA_LOCAL: case CKA_ALWAYS_SENSITIVE: case CKA_NEVER_EXTRACTABLE:
+	case CKA_ALWAYS_AUTHENTICATE: case CKA_WRAP_WITH_TRUSTED: case CKA_TRUSTED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_ulong_attr(uint64_t type)
+{
+	return type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_CERTIFICATE_TYPE ||
+	       type == CKA_KEY_GEN_MECHANISM || type == CKA_CERTIFICATE_CATEGORY || type == CKA_MODULUS_BITS;
+}
+
+/* Set by the token only. */
+static bool is_token_set(uint64_t type)
+{
+	return type == CKA_LOCAL || type == CKA_ALWAYS_SENSITIVE || type == CKA_NEVER_EXTRACTABLE ||
+	       type == CKA_KEY_GEN_MECHANISM;
+}
+
+/* Fixed once the object exists (C_SetAttributeValue refuses them). */
+static bool is_fixed(uint64_t type)
+{
+	return is_token_set(type) || type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_TOKEN ||
+	       type == CKA_PRIVATE || type == CKA_VALUE || type == CKA_EC_PARAMS || type == CKA_EC_POINT ||
+	       type == CKA_CERTIFICATE_TYPE || type == CKA_MODIFIABLE || type == CKA_COPYABLE ||
+	       type == CKA_DESTROYABLE || type == CKA_ALWAYS_AUTHENTICATE || type == CKA_MODULUS ||
+	       type == CKA_MODULUS_BITS || type == CKA_PUBLIC_EXPONENT || p11_rsa_secret_attr(type);
+}
+
+static bool sensitive(const struct p11_object *o, uint64_t type)
+{
+	return (type == CKA_VALUE || p11_rsa_secret_attr(type)) &&
+	       p11_obj_ulong(o, CKA_CLASS, CKO_DATA) == CKO_PRIVATE_KEY;
+}
+
+/* Checks one template attribute's form. */
+static CK_RV attr_form(const struct p11_attr *a)
+{
+	if (a->type & CKF_ARRAY_ATTRIBUTE)
+		return CKR_ATTRIBUTE_TYPE_INVALID;
+	if ((is_bool_attr(a->type) && a->len != 1) || (is_ulong_attr(a->type) && a->len != sizeof(CK_ULONG)))
+		return CKR_ATTRIBUTE_VALUE_INVALID;
+	return CKR_OK;
+}
+
+/* Copies a template into an empty object, refusing what a caller may not
+ * set and duplicates. */
+static CK_RV put_template(struct p11_object *o, const struct p11_template *t)
+{
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct p11_attr *a = &t->a[i];
+		uint32_t len;
+		CK_RV rv = attr_form(a);
+		if (rv != CKR_OK)
+			return rv;
+		if (is_token_set(a->type))
+			return CKR_ATTRIBUTE_READ_ONLY;
+		if (p11_obj_attr(o, a->type, &len))
+			return CKR_TEMPLATE_INCONSISTENT;
+		if (!p11_obj_set(o, a->type, a->value, a->len))
+			return CKR_DEVICE_MEMORY;
+	}
+	return CKR_OK;
+}
+
+struct dflt {
+	uint64_t type;
+	const void *v;
+	uint32_t len;
+};
+#define B(t, v) { t, &v, 1 }
+#define EMPTY(t) { t, "", 0 }
+
+static CK_RV put_defaults(struct p11_object *o, const struct dflt *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t len;
+		if (!p11_obj_attr(o, d[i].type, &len) && !p11_obj_set(o, d[i].type, d[i].v, d[i].len))
+			return CKR_DEVICE_MEMORY;
+	}
+	return CKR_OK;
+}
+
+static CK_RV set_ulong(struct p11_object *o, uint64_t type, CK_ULONG v)
+{
+	return p11_obj_set(o, type, &v, sizeof v) ? CKR_OK : CKR_DEVICE_MEMORY;
+}
+
+static CK_RV set_bool(struct p11_object *o, uint64_t type, bool v)
+{
+	return p11_obj_set(o, type, v ? &yes : &no, 1) ? CKR_OK : CKR_DEVICE_MEMORY;
+}
+
+static const struct dflt common_dflt[] = {
+	B(CKA_TOKEN, no), B(CKA_MODIFIABLE, yes), B(CKA_COPYABLE, no), B(CKA_DESTROYABLE, yes),
+	EMPTY(CKA_LABEL),
+};
+static const struct dflt key_dflt[] = {
+	EMPTY(CKA_ID), EMPTY(CKA_START_DATE), EMPTY(CKA_END_DATE), B(CKA_DERIVE, no), B(CKA_LOCAL, no),
+	EMPTY(CKA_SUBJECT),
+};
+static const struct dflt priv_dflt[] = {
+	B(CKA_PRIVATE, yes), B(CKA_SENSITIVE, yes), B(CKA_EXTRACTABLE, no), B(CKA_SIGN, yes),
+	B(CKA_DECRYPT, no), B(CKA_UNWRAP, no), B(CKA_SIGN_RECOVER, no), B(CKA_ALWAYS_AUTHENTICATE, no),
+	B(CKA_WRAP_WITH_TRUSTED, no), B(CKA_ALWAYS_SENSITIVE, no), B(CKA_NEVER_EXTRACTABLE, no),
+};
+static const struct dflt pub_dflt[] = {
+	B(CKA_PRIVATE, no), B(CKA_VERIFY, yes), B(CKA_ENCRYPT, no), B(CKA_WRAP, no),
+	B(CKA_VERIFY_RECOVER, no), B(CKA_TRUSTED, no),
+};
+static const struct dflt cert_dflt[] = {
+	B(CKA_PRIVATE, no), B(CKA_TRUSTED, no), EMPTY(CKA_ID), EMPTY(CKA_SUBJECT), EMPTY(CKA_ISSUER),
+	EMPTY(CKA_SERIAL_NUMBER),
+};
+static const struct dflt data_dflt[] = { B(CKA_PRIVATE, yes), EMPTY(CKA_APPLICATION), EMPTY(CKA_VALUE) };
+#define PUT(o, d) put_defaults(o, d, sizeof d / sizeof d[0])
+
+const struct p11_curve *p11_curve_of(const struct p11_object *o)
+{
+	uint32_t len;
+	const uint8_t *p = p11_obj_attr(o, CKA_EC_PARAMS, &len);
+	return p ? p11_ec_curve(p, len) : NULL;
+}
+
+/* Stores a key's parts (a public key's two, a private key's eight) and,
+ * on a public key, CKA_MODULUS_BITS. */
+static CK_RV rsa_store(struct p11_object *o, const struct p11_rsa_key *k, bool priv)
+{
+	for (int i = 0; i < (priv ? P11_RSA_PARTS : P11_RSA_PUB_PARTS); i++)
+		if (!p11_obj_set(o, p11_rsa_attr[i], k->v[i], (uint32_t)k->len[i]))
+			return CKR_DEVICE_MEMORY;
+	return priv ? CKR_OK : set_ulong(o, CKA_MODULUS_BITS, p11_rsa_bits(k));
+}
+
+/* An imported RSA key: checked, completed and stored in its canonical
+ * form. A CKA_MODULUS_BITS given with a public key must be right. */
+static CK_RV rsa_import(struct p11_object *o, bool priv)
+{
+	struct p11_rsa_key in, out;
+	uint8_t buf[P11_RSA_BUF];
+	uint32_t len;
+	p11_rsa_view(o, &in);
+	if (!in.v[P11_RSA_N] || !in.v[P11_RSA_PUBEXP] ||
+	    (priv && !in.v[P11_RSA_D] && (!in.v[P11_RSA_P] || !in.v[P11_RSA_Q])))
+		return CKR_TEMPLATE_INCOMPLETE;
+	unsigned long given = p11_obj_attr(o, CKA_MODULUS_BITS, &len) ? p11_obj_ulong(o, CKA_MODULUS_BITS, 0) : 0;
+	unsigned bits = p11_rsa_import(&in, priv, buf, &out);
+	CK_RV rv = !bits ? CKR_ATTRIBUTE_VALUE_INVALID
+		   : given && given != bits ? CKR_TEMPLATE_INCONSISTENT : rsa_store(o, &out, priv);
+	wipe(buf, sizeof buf);
+	return rv;
+}
+
+/* Completes an object built from a caller's template (import: keygen
+ * sets the generated attributes first) and checks it as a whole. */
+static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11_object *o, bool generated)
+{
+	CK_RV rv;
+	uint32_t len;
+	if (!p11_obj_attr(o, CKA_CLASS, &len))
+		return CKR_TEMPLATE_INCOMPLETE;
+	CK_OBJECT_CLASS cls = p11_obj_ulong(o, CKA_CLASS, ~0ul);
+	if ((rv = PUT(o, common_dflt)) != CKR_OK)
+		return rv;
+	switch (cls) {
+	case CKO_PRIVATE_KEY:
+	case CKO_PUBLIC_KEY: {
+		CK_KEY_TYPE kt = p11_obj_ulong(o, CKA_KEY_TYPE, CKK_EC);
+		if (kt != CKK_EC && kt != CKK_RSA)
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		if ((rv = set_ulong(o, CKA_KEY_TYPE, kt)) != CKR_OK || (rv = PUT(o, key_dflt)) != CKR_OK)
+			return rv;
+		if ((rv = cls == CKO_PUBLIC_KEY ? PUT(o, pub_dflt) : PUT(o, priv_dflt)) != CKR_OK)
+			return rv;
+		/* Private: always sensitive, never extractable. */
+		if (cls == CKO_PRIVATE_KEY &&
+		    (!p11_obj_bool(o, CKA_SENSITIVE, true) || p11_obj_bool(o, CKA_EXTRACTABLE, false)))
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		if (kt == CKK_RSA) {
+			if (!generated && (rv = rsa_import(o, cls == CKO_PRIVATE_KEY)) != CKR_OK)
+				return rv;
+			break;
+		}
+		const struct p11_curve *curve = p11_curve_of(o);
+		if (!p11_obj_attr(o, CKA_EC_PARAMS, &len))
+			return CKR_TEMPLATE_INCOMPLETE;
+		if (!curve)
+			return CKR_CURVE_NOT_SUPPORTED;
+		if (cls == CKO_PUBLIC_KEY) {
+			const uint8_t *pt = p11_obj_attr(o, CKA_EC_POINT, &len);
+			if (!pt)
+				return CKR_TEMPLATE_INCOMPLETE;
+			if (len != 3 + 2 * curve->scalar || pt[0] != 0x04 || pt[1] != len - 2 || pt[2] != 0x04)
+				return CKR_ATTRIBUTE_VALUE_INVALID;
+			break;
+		}
+		if (generated)
+			break;
+		const uint8_t *v = p11_obj_attr(o, CKA_VALUE, &len);
+		if (!v)
+			return CKR_TEMPLATE_INCOMPLETE;
+		uint8_t d[P11_EC_SCALAR_MAX], pt[P11_EC_POINT_DER_MAX];
+		size_t ptlen = 0;
+		bool ok = p11_ec_scalar(curve, v, len, d);
+		if (ok)
+			ok = (ptlen = p11_ec_public(curve, d, pt)) != 0;
+		/* Kept at its full length; the public point beside it. */
+		if (ok && !p11_obj_set(o, CKA_VALUE, d, (uint32_t)curve->scalar))
+			ok = false;
+		wipe(d, sizeof d);
+		if (!ok)
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		if (!p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen))
+			return CKR_DEVICE_MEMORY;
+		break;
+	}
+	case CKO_CERTIFICATE:
+		if (p11_obj_ulong(o, CKA_CERTIFICATE_TYPE, CKC_X_509) != CKC_X_509)
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		if (!p11_obj_attr(o, CKA_VALUE, &len))
+			return CKR_TEMPLATE_INCOMPLETE;
+		if ((rv = set_ulong(o, CKA_CERTIFICATE_TYPE, CKC_X_509)) != CKR_OK ||
+		    (rv = PUT(o, cert_dflt)) != CKR_OK)
+			return rv;
+		break;
+	case CKO_DATA:
+		if ((rv = PUT(o, data_dflt)) != CKR_OK)
+			return rv;
+		break;
+	default:
+		return CKR_ATTRIBUTE_VALUE_INVALID;
+	}
+	if (p11_obj_bool(o, CKA_TOKEN, false) && !s->rw)
+		return CKR_SESSION_READ_ONLY;
+	if (p11_obj_bool(o, CKA_PRIVATE, true) && c->app->login != CKU_USER)
+		return CKR_USER_NOT_LOGGED_IN;
+	if (!p11_obj_bool(o, CKA_TOKEN, false))
+		o->session = s->handle;
+	return CKR_OK;
+}
+
+CK_RV p11_op_create(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_template t;
+	p11_get_template(c->r, &t);
+	if (c->r->bad || !p11_reader_done(c->r))
+		return CKR_ARGUMENTS_BAD;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	struct p11_object *o = p11_objects_new(&c->t->objects, 0);
+	if (!o)
+		return CKR_DEVICE_MEMORY;
+	CK_RV rv = put_template(o, &t);
+	if (rv == CKR_OK)
+		rv = finish_object(c, s, o, false);
+	if (rv != CKR_OK) {
+		p11_objects_free(o);
+		return rv;
+	}
+	p11_put_u64(c->w, o->handle);
+	return CKR_OK;
+}
+
+struct p11_object *p11_object(struct p11_call *c, uint64_t handle)
+{
+	struct p11_object *o = p11_objects_get(&c->t->objects, handle);
+	return o && p11_visible(c, o) ? o : NULL;
+}
+
+CK_RV p11_op_destroy(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!o)
+		return CKR_OBJECT_HANDLE_INVALID;
+	if (!o->session && !s->rw)
+		return CKR_SESSION_READ_ONLY;
+	if (!p11_obj_bool(o, CKA_DESTROYABLE, true))
+		return CKR_ACTION_PROHIBITED;
+	p11_objects_free(o);
+	return CKR_OK;
+}
+
+CK_RV p11_op_get_attrs(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
+	uint32_t n = p11_get_u32(c->r);
+	if (n > P11_ATTRS_MAX || c->r->bad)
+		return CKR_ARGUMENTS_BAD;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!o)
+		return CKR_OBJECT_HANDLE_INVALID;
+	CK_RV rv = CKR_OK;
+	p11_put_u32(c->w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t type = p11_get_u64(c->r), room = p11_get_u64(c->r);
+		uint32_t len;
+		const uint8_t *v = p11_obj_attr(o, type, &len);
+		CK_RV why = !v ? CKR_ATTRIBUTE_TYPE_INVALID
+			    : sensitive(o, type) ? CKR_ATTRIBUTE_SENSITIVE
+			    : room != P11_NO_BUFFER && room < len ? CKR_BUFFER_TOO_SMALL : CKR_OK;
+		/* Of several failures, any one may be returned (PKCS#11 2.40). */
+		if (why != CKR_OK)
+			rv = why;
+		p11_put_u64(c->w, why != CKR_OK ? CK_UNAVAILABLE_INFORMATION : len);
+		p11_put_bytes(c->w, v, why == CKR_OK && room != P11_NO_BUFFER ? len : 0);
+	}
+	if (c->r->bad)
+		return CKR_ARGUMENTS_BAD;
+	return rv;
+}
+
+CK_RV p11_op_set_attrs(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
+	struct p11_template t;
+	p11_get_template(c->r, &t);
+	if (c->r->bad || !p11_reader_done(c->r))
+		return CKR_ARGUMENTS_BAD;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!o)
+		return CKR_OBJECT_HANDLE_INVALID;
+	if (!o->session && !s->rw)
+		return CKR_SESSION_READ_ONLY;
+	if (!p11_obj_bool(o, CKA_MODIFIABLE, true))
+		return CKR_ACTION_PROHIBITED;
+	/* All or nothing: built on a copy, which then replaces the object. */
+	struct p11_object *n = &c->t->scratch;
+	memcpy(n, o, sizeof *n);
+	CK_RV rv = CKR_OK;
+	for (uint32_t i = 0; i < t.n && rv == CKR_OK; i++) {
+		const struct p11_attr *a = &t.a[i];
+		CK_BBOOL b = 0;
+		rv = attr_form(a);
+		if (rv != CKR_OK)
+			break;
+		if (is_bool_attr(a->type))
+			b = a->value[0] != 0;
+		/* Sensitive may only be turned on, extractable only off. */
+		if (a->type == CKA_SENSITIVE || a->type == CKA_EXTRACTABLE) {
+			bool now = p11_obj_bool(n, a->type, a->type == CKA_SENSITIVE);
+			if (a->type == CKA_SENSITIVE ? now && !b : !now && b)
+				rv = CKR_ATTRIBUTE_READ_ONLY;
+		} else if (is_fixed(a->type)) {
+			rv = CKR_ATTRIBUTE_READ_ONLY;
+		}
+		if (rv == CKR_OK && !p11_obj_set(n, a->type, a->value, a->len))
+			rv = CKR_DEVICE_MEMORY;
+	}
+	if (rv == CKR_OK)
+		memcpy(o, n, sizeof *o);
+	wipe(n, sizeof *n);
+	return rv;
+}
+
+static bool matches(const struct p11_object *o, const struct p11_template *t)
+{
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t len;
+		const uint8_t *v = p11_obj_attr(o, t->a[i].type, &len);
+		if (!v || sensitive(o, t->a[i].type) || len != t->a[i].len || memcmp(v, t->a[i].value, len))
+			return false;
+	}
+	return true;
+}
+
+CK_RV p11_op_find_init(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_template t;
+	p11_get_template(c->r, &t);
+	if (c->r->bad || !p11_reader_done(c->r))
+		return CKR_ARGUMENTS_BAD;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (s->finding)
+		return CKR_OPERATION_ACTIVE;
+	s->nfound = s->pos = 0;
+	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++) {
+		const struct p11_object *o = &c->t->objects.o[i];
+		if (o->handle && p11_visible(c, o) && matches(o, &t))
+			s->found[s->nfound++] = o->handle;
+	}
+	s->finding = true;
+	return CKR_OK;
+}
+
+CK_RV p11_op_find(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	uint32_t max = p11_get_u32(c->r);
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!s->finding)
+		return CKR_OPERATION_NOT_INITIALIZED;
+	uint32_t n = s->nfound - s->pos;
+	if (n > max)
+		n = max;
+	if (n > P11_FIND_MAX)
+		n = P11_FIND_MAX;
+	p11_put_u32(c->w, n);
+	for (uint32_t i = 0; i < n; i++)
+		p11_put_u64(c->w, s->found[s->pos++]);
+	return CKR_OK;
+}
+
+CK_RV p11_op_find_final(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!s->finding)
+		return CKR_OPERATION_NOT_INITIALIZED;
+	s->finding = false;
+	return CKR_OK;
+}
+
+/* ---- key generation */
+
+static const struct p11_curve *template_curve(const struct p11_template *pub, const struct p11_template *priv)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct p11_template *t = k ? priv : pub;
+		for (uint32_t i = 0; i < t->n; i++)
+			if (t->a[i].type == CKA_EC_PARAMS)
+				return p11_ec_curve(t->a[i].value, t->a[i].len);
+	}
+	return NULL;
+}
+
+static bool has_attr(const struct p11_template *t, uint64_t type)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->a[i].type == type)
+			return true;
+	return false;
+}
+
+/* One generated half: template, then class, curve and generated values. */
+static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_object *o,
+		       const struct p11_template *t, CK_OBJECT_CLASS cls, const struct p11_curve *curve,
+		       const uint8_t *d, const uint8_t *pt, size_t ptlen)
+{
+	CK_RV rv = put_template(o, t);
+	if (rv != CKR_OK)
+		return rv;
+	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || has_attr(t, CKA_VALUE) || has_attr(t, CKA_EC_POINT))
+		return CKR_TEMPLATE_INCONSISTENT;
+	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK ||
+	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_EC_KEY_PAIR_GEN)) != CKR_OK ||
+	    (rv = set_bool(o, CKA_LOCAL, true)) != CKR_OK)
+		return rv;
+	if (!has_attr(t, CKA_EC_PARAMS) && !p11_obj_set(o, CKA_EC_PARAMS, curve->oid, (uint32_t)curve->oid_len))
+		return CKR_DEVICE_MEMORY;
+	if (p11_curve_of(o) != curve)
+		return CKR_TEMPLATE_INCONSISTENT;
+	if (!p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen))
+		return CKR_DEVICE_MEMORY;
+	if (cls == CKO_PRIVATE_KEY) {
+		if (!p11_obj_set(o, CKA_VALUE, d, (uint32_t)curve->scalar))
+			return CKR_DEVICE_MEMORY;
+		if ((rv = set_bool(o, CKA_ALWAYS_SENSITIVE, true)) != CKR_OK ||
+		    (rv = set_bool(o, CKA_NEVER_EXTRACTABLE, true)) != CKR_OK)
+			return rv;
+	}
+	return finish_object(c, s, o, true);
+}
+
+/* One generated half of an RSA key pair: template, then class, key
+ * type and the generated parts. */
+static CK_RV rsa_generated(struct p11_call *c, struct p11_session *s, struct p11_object *o,
+			   const struct p11_template *t, CK_OBJECT_CLASS cls, const struct p11_rsa_key *k)
+{
+	CK_RV rv = put_template(o, t);
+	if (rv != CKR_OK)
+		return rv;
+	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || p11_obj_ulong(o, CKA_KEY_TYPE, CKK_RSA) != CKK_RSA ||
+	    has_attr(t, CKA_MODULUS) || has_attr(t, CKA_PRIVATE_EXPONENT) || has_attr(t, CKA_VALUE))
+		return CKR_TEMPLATE_INCONSISTENT;
+	for (int i = P11_RSA_P; i < P11_RSA_PARTS; i++)
+		if (has_attr(t, p11_rsa_attr[i]))
+			return CKR_TEMPLATE_INCONSISTENT;
+	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK || (rv = set_ulong(o, CKA_KEY_TYPE, CKK_RSA)) != CKR_OK ||
+	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_RSA_PKCS_KEY_PAIR_GEN)) != CKR_OK ||
+	    (rv = set_bool(o, CKA_LOCAL, true)) != CKR_OK || (rv = rsa_store(o, k, cls == CKO_PRIVATE_KEY)) != CKR_OK)
+		return rv;
+	if (cls == CKO_PRIVATE_KEY &&
+	    ((rv = set_bool(o, CKA_ALWAYS_SENSITIVE, true)) != CKR_OK ||
+	     (rv = set_bool(o, CKA_NEVER_EXTRACTABLE, true)) != CKR_OK))
+		return rv;
+	return finish_object(c, s, o, true);
+}
+
+/* CKM_RSA_PKCS_KEY_PAIR_GEN: CKA_MODULUS_BITS from the public template;
+ * CKA_PUBLIC_EXPONENT, if given, must be 65537. */
+static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct p11_template *pub,
+			const struct p11_template *priv)
+{
+	static const uint8_t f4[] = { 0x01, 0x00, 0x01 };
+	CK_ULONG bits = 0;
+	for (uint32_t i = 0; i < pub->n; i++) {
+		const struct p11_attr *a = &pub->a[i];
+		if (a->type == CKA_MODULUS_BITS && a->len == sizeof bits)
+			memcpy(&bits, a->value, sizeof bits);
+		if (a->type == CKA_PUBLIC_EXPONENT) {
+			uint32_t n = a->len, z = 0;
+			while (z < n && !a->value[z])
+				z++;
+			if (n - z != sizeof f4 || memcmp(a->value + z, f4, sizeof f4))
+				return CKR_TEMPLATE_INCONSISTENT;
+		}
+	}
+	if (!has_attr(pub, CKA_MODULUS_BITS))
+		return CKR_TEMPLATE_INCOMPLETE;
+	if (bits < P11_RSA_BITS_MIN || bits > P11_RSA_BITS_MAX || bits % 8)
+		return CKR_KEY_SIZE_RANGE;
+	br_hmac_drbg_context drbg;
+	if (!c->t->env->seed(c->t->env->ctx, &drbg))
+		return CKR_DEVICE_ERROR;
+	uint8_t buf[P11_RSA_BUF];
+	struct p11_rsa_key k;
+	bool ok = p11_rsa_keygen(&drbg, (unsigned)bits, buf, &k);
+	wipe(&drbg, sizeof drbg);
+	struct p11_object *po = ok ? p11_objects_new(&c->t->objects, 0) : NULL;
+	struct p11_object *ko = ok ? p11_objects_new(&c->t->objects, 0) : NULL;
+	CK_RV rv = !ok ? CKR_DEVICE_ERROR : po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
+	if (rv == CKR_OK)
+		rv = rsa_generated(c, s, po, pub, CKO_PUBLIC_KEY, &k);
+	if (rv == CKR_OK)
+		rv = rsa_generated(c, s, ko, priv, CKO_PRIVATE_KEY, &k);
+	wipe(buf, sizeof buf);
+	if (rv != CKR_OK) {
+		if (po)
+			p11_objects_free(po);
+		if (ko)
+			p11_objects_free(ko);
+		return rv;
+	}
+	p11_put_u64(c->w, po->handle);
+	p11_put_u64(c->w, ko->handle);
+	return CKR_OK;
+}
+
+CK_RV p11_op_keygen(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
+	uint32_t plen;
+	p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
+	struct p11_template pub, priv;
+	p11_get_template(c->r, &pub);
+	p11_get_template(c->r, &priv);
+	if (c->r->bad || !p11_reader_done(c->r))
+		return CKR_ARGUMENTS_BAD;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (mech != CKM_EC_KEY_PAIR_GEN && mech != CKM_RSA_PKCS_KEY_PAIR_GEN)
+		return CKR_MECHANISM_INVALID;
+	if (plen)
+		return CKR_MECHANISM_PARAM_INVALID;
+	if (mech == CKM_RSA_PKCS_KEY_PAIR_GEN)
+		return rsa_keygen(c, s, &pub, &priv);
+	const struct p11_curve *curve = template_curve(&pub, &priv);
+	if (!curve)
+		return has_attr(&pub, CKA_EC_PARAMS) || has_attr(&priv, CKA_EC_PARAMS) ? CKR_CURVE_NOT_SUPPORTED
+										: CKR_TEMPLATE_INCOMPLETE;
+	br_hmac_drbg_context drbg;
+	if (!c->t->env->seed(c->t->env->ctx, &drbg))
+		return CKR_DEVICE_ERROR;
+	uint8_t d[P11_EC_SCALAR_MAX], pt[P11_EC_POINT_DER_MAX];
+	size_t ptlen = p11_ec_keygen(curve, &drbg.vtable, d, pt);
+	wipe(&drbg, sizeof drbg);
+	if (!ptlen)
+		return CKR_DEVICE_ERROR;
+	struct p11_object *po = p11_objects_new(&c->t->objects, 0);
+	struct p11_object *ko = p11_objects_new(&c->t->objects, 0);
+	CK_RV rv = po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
+	if (rv == CKR_OK)
+		rv = generated(c, s, po, &pub, CKO_PUBLIC_KEY, curve, d, pt, ptlen);
+	if (rv == CKR_OK)
+		rv = generated(c, s, ko, &priv, CKO_PRIVATE_KEY, curve, d, pt, ptlen);
+	wipe(d, sizeof d);
+	if (rv != CKR_OK) {
+		if (po)
+			p11_objects_free(po);
+		if (ko)
+			p11_objects_free(ko);
+		return rv;
+	}
+	p11_put_u64(c->w, po->handle);
+	p11_put_u64(c->w, ko->handle);
+	return CKR_OK;
+}

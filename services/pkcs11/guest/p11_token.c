@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The token's dispatch, its applications and sessions, login and PINs,
+ * token and mechanism information, random numbers. Objects and keys are
+ * p11_keys.c. See p11_token.h.
+ */
+#include "p11_token.h"
+
+#include <string.h>
+
+#include "wipe.h"
+#include "p11_rsa.h"
+
+void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_t serial[P11_SERIAL])
+{
+	wipe(t, sizeof *t);
+	t->env = env;
+	memcpy(t->serial, serial, P11_SERIAL);
+	memset(t->label, ' ', P11_LABEL);
+	p11_objects_init(&t->objects);
+	t->next_session = 1;
+	for (unsigned i = 0; i < P11_APPS_MAX; i++)
+		t->apps[i].login = P11_NOBODY;
+}
+
+/* ---- PINs in memory: a salted SHA-256, for a token without a store
+ * (with one, the store checks PINs: a slow derivation and a persisted
+ * retry counter; docs/pkcs11-store.md). */
+
+static void pin_hash(const uint8_t salt[16], const uint8_t *pin, uint32_t len, uint8_t out[32])
+{
+	br_sha256_context h;
+	br_sha256_init(&h);
+	br_sha256_update(&h, salt, 16);
+	br_sha256_update(&h, pin, len);
+	br_sha256_out(&h, out);
+	wipe(&h, sizeof h);
+}
+
+static bool pin_ok(const struct p11_pin *p, const uint8_t *pin, uint32_t len)
+{
+	uint8_t h[32];
+	unsigned d = 0;
+	pin_hash(p->salt, pin, len, h);
+	for (int i = 0; i < 32; i++)
+		d |= h[i] ^ p->hash[i];
+	wipe(h, sizeof h);
+	return p->set && d == 0;
+}
+
+static CK_RV pin_set(struct p11_token *t, struct p11_pin *p, const uint8_t *pin, uint32_t len)
+{
+	if (len < P11_PIN_MIN || len > P11_PIN_MAX)
+		return CKR_PIN_LEN_RANGE;
+	br_hmac_drbg_context drbg;
+	if (!t->env->seed(t->env->ctx, &drbg))
+		return CKR_DEVICE_ERROR;
+	br_hmac_drbg_generate(&drbg, p->salt, sizeof p->salt);
+	wipe(&drbg, sizeof drbg);
+	pin_hash(p->salt, pin, len, p->hash);
+	p->set = true;
+	return CKR_OK;
+}
+
+/* ---- applications and sessions */
+
+static bool has_sessions(const struct p11_token *t, unsigned app)
+{
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
+		if (t->sessions[i].handle && t->sessions[i].app == app)
+			return true;
+	return false;
+}
+
+/* How much an application's slot is worth keeping: a free slot least,
+ * then one without sessions, then by last use. */
+static uint64_t worth(const struct p11_token *t, unsigned i)
+{
+	const struct p11_app *a = &t->apps[i];
+	if (!a->used)
+		return 0;
+	return (has_sessions(t, i) ? 1ull << 63 : 0) | a->last_use;
+}
+
+static struct p11_app *app_get(struct p11_token *t, const uint8_t id[P11_APP_ID], bool create)
+{
+	unsigned victim = 0;
+	for (unsigned i = 0; i < P11_APPS_MAX; i++) {
+		struct p11_app *a = &t->apps[i];
+		if (a->used && !memcmp(a->id, id, P11_APP_ID)) {
+			a->last_use = ++t->tick;
+			return a;
+		}
+		if (worth(t, i) < worth(t, victim))
+			victim = i;
+	}
+	if (!create)
+		return NULL;
+	/* A new application takes a free slot, else the least recently used
+	 * one without sessions, else the least recently used one, whose
+	 * sessions end. */
+	struct p11_app *lru = &t->apps[victim];
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++) {
+		struct p11_session *s = &t->sessions[i];
+		if (s->handle && &t->apps[s->app] == lru)
+			p11_session_end_ops(t, s, true);
+	}
+	memcpy(lru->id, id, P11_APP_ID);
+	lru->used = true;
+	lru->login = P11_NOBODY;
+	lru->last_use = ++t->tick;
+	return lru;
+}
+
+struct p11_session *p11_session_get(struct p11_call *c, uint64_t handle)
+{
+	for (unsigned i = 0; handle && i < P11_SESSIONS_MAX; i++) {
+		struct p11_session *s = &c->t->sessions[i];
+		if (s->handle == handle && &c->t->apps[s->app] == c->app)
+			return s;
+	}
+	return NULL;
+}
+
+bool p11_visible(const struct p11_call *c, const struct p11_object *o)
+{
+	if (o->session) {
+		bool mine = false;
+		for (unsigned i = 0; i < P11_SESSIONS_MAX; i++) {
+			const struct p11_session *s = &c->t->sessions[i];
+			if (s->handle == o->session && &c->t->apps[s->app] == c->app)
+				mine = true;
+		}
+		if (!mine)
+			return false;
+	}
+	return c->app->login == CKU_USER || !p11_obj_bool(o, CKA_PRIVATE, true);
+}
+
+void p11_session_end_ops(struct p11_token *t, struct p11_session *s, bool close)
+{
+	s->finding = s->signing = s->updated = s->decrypting = false;
+	wipe(&s->h, sizeof s->h);
+	wipe(s->label, sizeof s->label);
+	if (!close)
+		return;
+	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++)
+		if (t->objects.o[i].handle && t->objects.o[i].session == s->handle)
+			p11_objects_free(&t->objects.o[i]);
+	unsigned app = s->app;
+	wipe(s, sizeof *s);
+	/* The application's last session closed: it is logged out. */
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
+		if (t->sessions[i].handle && t->sessions[i].app == app)
+			return;
+	t->apps[app].login = P11_NOBODY;
+}
+
+static unsigned app_index(const struct p11_call *c)
+{
+	return (unsigned)(c->app - c->t->apps);
+}
+
+static void close_app_sessions(struct p11_call *c)
+{
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++) {
+		struct p11_session *s = &c->t->sessions[i];
+		if (s->handle && s->app == app_index(c))
+			p11_session_end_ops(c->t, s, true);
+	}
+	c->app->login = P11_NOBODY;
+}
+
+static CK_RV op_open_session(struct p11_call *c)
+{
+	CK_FLAGS flags = p11_get_u64(c->r);
+	if (!(flags & CKF_SERIAL_SESSION))
+		return CKR_SESSION_PARALLEL_NOT_SUPPORTED;
+	if (!c->t->initialized)
+		return CKR_TOKEN_NOT_RECOGNIZED;
+	bool rw = flags & CKF_RW_SESSION;
+	if (!rw && c->app->login == CKU_SO)
+		return CKR_SESSION_READ_WRITE_SO_EXISTS;
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++) {
+		struct p11_session *s = &c->t->sessions[i];
+		if (s->handle)
+			continue;
+		s->handle = c->t->next_session++;
+		s->app = app_index(c);
+		s->rw = rw;
+		p11_put_u64(c->w, s->handle);
+		return CKR_OK;
+	}
+	return CKR_SESSION_COUNT;
+}
+
+static CK_RV op_close_session(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	p11_session_end_ops(c->t, s, true);
+	return CKR_OK;
+}
+
+static CK_RV op_session_info(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	CK_STATE state = c->app->login == CKU_SO     ? CKS_RW_SO_FUNCTIONS
+			 : c->app->login == CKU_USER ? (s->rw ? CKS_RW_USER_FUNCTIONS : CKS_RO_USER_FUNCTIONS)
+						     : (s->rw ? CKS_RW_PUBLIC_SESSION : CKS_RO_PUBLIC_SESSION);
+	p11_put_u64(c->w, state);
+	p11_put_u64(c->w, CKF_SERIAL_SESSION | (s->rw ? CKF_RW_SESSION : 0));
+	return CKR_OK;
+}
+
+/* ---- login and PINs */
+
+static CK_RV op_login(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	CK_USER_TYPE who = p11_get_u64(c->r);
+	uint32_t len;
+	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
+	if (c->r->bad)
+		return CKR_PIN_LEN_RANGE;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (who != CKU_SO && who != CKU_USER)
+		return who == CKU_CONTEXT_SPECIFIC ? CKR_OPERATION_NOT_INITIALIZED : CKR_USER_TYPE_INVALID;
+	if (c->app->login != P11_NOBODY)
+		return c->app->login == who ? CKR_USER_ALREADY_LOGGED_IN
+					    : CKR_USER_ANOTHER_ALREADY_LOGGED_IN;
+	if (who == CKU_SO)
+		for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
+			if (c->t->sessions[i].handle && c->t->sessions[i].app == app_index(c) &&
+			    !c->t->sessions[i].rw)
+				return CKR_SESSION_READ_ONLY_EXISTS;
+	struct p11_pin *p = who == CKU_SO ? &c->t->so : &c->t->user;
+	if (!p->set)
+		return CKR_USER_PIN_NOT_INITIALIZED;
+	const struct p11_persist *ps = c->t->env->persist;
+	if (ps) {
+		CK_RV rv = ps->login(ps->ctx, c->t, who, pin, len);
+		if (rv != CKR_OK)
+			return rv;
+	} else if (!pin_ok(p, pin, len)) {
+		return CKR_PIN_INCORRECT;
+	}
+	c->app->login = who;
+	return CKR_OK;
+}
+
+static CK_RV op_logout(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (c->app->login == P11_NOBODY)
+		return CKR_USER_NOT_LOGGED_IN;
+	c->app->login = P11_NOBODY;
+	/* Operations on private keys end with the login. */
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
+		if (c->t->sessions[i].handle && c->t->sessions[i].app == app_index(c))
+			p11_session_end_ops(c->t, &c->t->sessions[i], false);
+	return CKR_OK;
+}
+
+static CK_RV op_init_token(struct p11_call *c)
+{
+	uint32_t len;
+	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
+	const uint8_t *label = p11_get_raw(c->r, P11_LABEL);
+	if (c->r->bad)
+		return CKR_PIN_LEN_RANGE;
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
+		if (c->t->sessions[i].handle)
+			return CKR_SESSION_EXISTS;
+	const struct p11_persist *ps = c->t->env->persist;
+	if (ps) {
+		if (len < P11_PIN_MIN || len > P11_PIN_MAX)
+			return CKR_PIN_LEN_RANGE;
+		CK_RV rv = ps->init_token(ps->ctx, pin, len, label);
+		if (rv != CKR_OK)
+			return rv;
+		c->t->so.set = true;
+	} else {
+		if (c->t->initialized && !pin_ok(&c->t->so, pin, len))
+			return CKR_PIN_INCORRECT;
+		CK_RV rv = pin_set(c->t, &c->t->so, pin, len);
+		if (rv != CKR_OK)
+			return rv;
+	}
+	/* A new token: no user PIN, no objects, nobody logged in. */
+	wipe(&c->t->user, sizeof c->t->user);
+	p11_objects_init(&c->t->objects);
+	for (unsigned i = 0; i < P11_APPS_MAX; i++)
+		c->t->apps[i].login = P11_NOBODY;
+	memcpy(c->t->label, label, P11_LABEL);
+	c->t->initialized = true;
+	return CKR_OK;
+}
+
+static CK_RV op_init_pin(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	uint32_t len;
+	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
+	if (c->r->bad)
+		return CKR_PIN_LEN_RANGE;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!s->rw)
+		return CKR_SESSION_READ_ONLY;
+	if (c->app->login != CKU_SO)
+		return CKR_USER_NOT_LOGGED_IN;
+	const struct p11_persist *ps = c->t->env->persist;
+	if (!ps)
+		return pin_set(c->t, &c->t->user, pin, len);
+	if (len < P11_PIN_MIN || len > P11_PIN_MAX)
+		return CKR_PIN_LEN_RANGE;
+	CK_RV rv = ps->init_pin(ps->ctx, pin, len);
+	if (rv == CKR_OK)
+		c->t->user.set = true;
+	return rv;
+}
+
+static CK_RV op_set_pin(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	uint32_t olen, nlen;
+	const uint8_t *old = p11_get_bytes(c->r, &olen, P11_PIN_MAX);
+	const uint8_t *new = p11_get_bytes(c->r, &nlen, P11_PIN_MAX);
+	if (c->r->bad)
+		return CKR_PIN_LEN_RANGE;
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (!s->rw)
+		return CKR_SESSION_READ_ONLY;
+	struct p11_pin *p = c->app->login == CKU_SO ? &c->t->so : &c->t->user;
+	if (!p->set)
+		return CKR_USER_PIN_NOT_INITIALIZED;
+	const struct p11_persist *ps = c->t->env->persist;
+	if (ps) {
+		if (nlen < P11_PIN_MIN || nlen > P11_PIN_MAX)
+			return CKR_PIN_LEN_RANGE;
+		return ps->set_pin(ps->ctx, c->app->login == CKU_SO ? CKU_SO : CKU_USER, old, olen, new,
+				   nlen);
+	}
+	if (!pin_ok(p, old, olen))
+		return CKR_PIN_INCORRECT;
+	return pin_set(c->t, p, new, nlen);
+}
+
+/* ---- information */
+
+static CK_RV op_token_info(struct p11_call *c)
+{
+	struct p11_token *t = c->t;
+	uint32_t sessions = 0, rw = 0;
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++) {
+		sessions += t->sessions[i].handle != 0;
+		rw += t->sessions[i].handle && t->sessions[i].rw;
+	}
+	CK_FLAGS flags = CKF_RNG | CKF_LOGIN_REQUIRED | (t->initialized ? CKF_TOKEN_INITIALIZED : 0) |
+			 (t->user.set ? CKF_USER_PIN_INITIALIZED : 0);
+	if (t->env->persist)
+		flags |= t->env->persist->pin_flags(t->env->persist->ctx);
+	p11_put_raw(c->w, t->label, P11_LABEL);
+	p11_put_raw(c->w, t->serial, P11_SERIAL);
+	p11_put_u64(c->w, flags);
+	p11_put_u32(c->w, sessions);
+	p11_put_u32(c->w, rw);
+	return CKR_OK;
+}
+
+static const struct {
+	CK_MECHANISM_TYPE type;
+	CK_FLAGS flags;
+	CK_ULONG min, max; /* key sizes, in bits */
+} mechs[] = {
+#define EC_FLAGS (CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
+#define EC(m, f) { m, (f) | EC_FLAGS, 256, 384 }
+#define RSA(m, f) { m, f, P11_RSA_BITS_MIN, P11_RSA_BITS_MAX }
+	EC(CKM_EC_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
+	EC(CKM_ECDSA, CKF_SIGN),
+	EC(CKM_ECDSA_SHA256, CKF_SIGN),
+	EC(CKM_ECDSA_SHA384, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
+	RSA(CKM_RSA_PKCS, CKF_SIGN | CKF_DECRYPT),
+	RSA(CKM_SHA256_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_SHA384_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_SHA512_RSA_PKCS, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA256_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA384_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_SHA512_RSA_PKCS_PSS, CKF_SIGN),
+	RSA(CKM_RSA_PKCS_OAEP, CKF_DECRYPT),
+#undef EC
+#undef RSA
+};
+
+static CK_RV op_mech_list(struct p11_call *c)
+{
+	uint32_t n = sizeof mechs / sizeof mechs[0];
+	p11_put_u32(c->w, n);
+	for (uint32_t i = 0; i < n; i++)
+		p11_put_u64(c->w, mechs[i].type);
+	return CKR_OK;
+}
+
+static CK_RV op_mech_info(struct p11_call *c)
+{
+	CK_MECHANISM_TYPE type = p11_get_u64(c->r);
+	for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++) {
+		if (mechs[i].type != type)
+			continue;
+		p11_put_u64(c->w, mechs[i].min);
+		p11_put_u64(c->w, mechs[i].max);
+		p11_put_u64(c->w, mechs[i].flags);
+		return CKR_OK;
+	}
+	return CKR_MECHANISM_INVALID;
+}
+
+static CK_RV op_random(struct p11_call *c)
+{
+	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	uint32_t n = p11_get_u32(c->r);
+	if (!s)
+		return CKR_SESSION_HANDLE_INVALID;
+	if (n > P11_RANDOM_MAX)
+		return CKR_ARGUMENTS_BAD;
+	br_hmac_drbg_context drbg;
+	if (!c->t->env->seed(c->t->env->ctx, &drbg))
+		return CKR_DEVICE_ERROR;
+	uint8_t *out = p11_put_bytes_room(c->w, n);
+	if (out)
+		br_hmac_drbg_generate(&drbg, out, n);
+	wipe(&drbg, sizeof drbg);
+	return CKR_OK;
+}
+
+/* ---- dispatch */
+
+size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uint8_t *out)
+{
+	struct p11_reader r;
+	struct p11_writer w;
+	p11_reader_init(&r, req, len);
+	uint8_t version = p11_get_u8(&r), op = p11_get_u8(&r);
+	const uint8_t *id = p11_get_raw(&r, P11_APP_ID);
+	if (r.bad || version != P11_VERSION || op == 0 || op >= P11_OP_MAX)
+		return 0;
+	t->requests++;
+	p11_writer_init(&w, out, P11_BODY_MAX);
+	p11_put_reply(&w, op, CKR_OK);
+	size_t head = w.len;
+	struct p11_call c = { t, app_get(t, id, op != P11_OP_FINALIZE), &r, &w };
+	CK_RV rv = CKR_OK;
+	switch ((enum p11_op)op) {
+	case P11_OP_PING: p11_put_u32(&w, 1); break;
+	case P11_OP_FINALIZE:
+		if (c.app) {
+			close_app_sessions(&c);
+			wipe(c.app, sizeof *c.app);
+			c.app->login = P11_NOBODY;
+		}
+		break;
+	case P11_OP_TOKEN_INFO: rv = op_token_info(&c); break;
+	case P11_OP_MECH_LIST: rv = op_mech_list(&c); break;
+	case P11_OP_MECH_INFO: rv = op_mech_info(&c); break;
+	case P11_OP_INIT_TOKEN: rv = op_init_token(&c); break;
+	case P11_OP_OPEN_SESSION: rv = op_open_session(&c); break;
+	case P11_OP_CLOSE_SESSION: rv = op_close_session(&c); break;
+	case P11_OP_CLOSE_ALL: close_app_sessions(&c); break;
+	case P11_OP_SESSION_INFO: rv = op_session_info(&c); break;
+	case P11_OP_LOGIN: rv = op_login(&c); break;
+	case P11_OP_LOGOUT: rv = op_logout(&c); break;
+	case P11_OP_INIT_PIN: rv = op_init_pin(&c); break;
+	case P11_OP_SET_PIN: rv = op_set_pin(&c); break;
+	case P11_OP_CREATE_OBJECT: rv = p11_op_create(&c); break;
+	case P11_OP_DESTROY_OBJECT: rv = p11_op_destroy(&c); break;
+	case P11_OP_GET_ATTRS: rv = p11_op_get_attrs(&c); break;
+	case P11_OP_SET_ATTRS: rv = p11_op_set_attrs(&c); break;
+	case P11_OP_FIND_INIT: rv = p11_op_find_init(&c); break;
+	case P11_OP_FIND: rv = p11_op_find(&c); break;
+	case P11_OP_FIND_FINAL: rv = p11_op_find_final(&c); break;
+	case P11_OP_GENERATE_KEY_PAIR: rv = p11_op_keygen(&c); break;
+	case P11_OP_SIGN_INIT: rv = p11_op_sign_init(&c); break;
+	case P11_OP_SIGN: rv = p11_op_sign(&c, false); break;
+	case P11_OP_SIGN_UPDATE: rv = p11_op_sign_update(&c); break;
+	case P11_OP_SIGN_FINAL: rv = p11_op_sign(&c, true); break;
+	case P11_OP_SIGN_INIT_SIGN: rv = p11_op_sign_init_sign(&c); break;
+	case P11_OP_GENERATE_RANDOM: rv = op_random(&c); break;
+	case P11_OP_DECRYPT_INIT: rv = p11_op_decrypt_init(&c); break;
+	case P11_OP_DECRYPT: rv = p11_op_decrypt(&c); break;
+	case P11_OP_MAX: break;
+	}
+	/* A request cut short, or with bytes left over, is malformed,
+	 * whatever the handler made of it (handlers act only on arguments
+	 * read whole). A reply that did not fit is an error too. */
+	if (r.bad || (rv == CKR_OK && !p11_reader_done(&r)))
+		rv = CKR_ARGUMENTS_BAD;
+	if (rv == CKR_OK && w.bad)
+		rv = CKR_DEVICE_MEMORY;
+	/* A change of token objects is stored before the reply says so; if
+	 * it cannot be, the change is undone and the reply says why. */
+	const struct p11_persist *ps = t->env->persist;
+	if (ps && (op == P11_OP_CREATE_OBJECT || op == P11_OP_DESTROY_OBJECT || op == P11_OP_SET_ATTRS ||
+		   op == P11_OP_GENERATE_KEY_PAIR)) {
+		CK_RV crv = ps->commit(ps->ctx, t);
+		if (rv == CKR_OK)
+			rv = crv;
+	}
+	/* Results go out with CKR_OK, and with the few other values that
+	 * carry them (p11_wire.h); otherwise the reply is the CK_RV alone. */
+	bool data = rv == CKR_OK || ((op == P11_OP_GET_ATTRS || op == P11_OP_SIGN || op == P11_OP_SIGN_FINAL ||
+				      op == P11_OP_SIGN_INIT_SIGN || op == P11_OP_DECRYPT) &&
+				     !w.bad && w.len > head);
+	if (!data) {
+		wipe(out + head, w.len - head);
+		w.len = head;
+	}
+	if (rv != CKR_OK)
+		t->refused++;
+	struct p11_writer hw;
+	p11_writer_init(&hw, out, head);
+	p11_put_reply(&hw, op, rv);
+	return w.len;
+}

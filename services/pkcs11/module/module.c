@@ -1,0 +1,924 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * libcloak-pkcs11.so: a PKCS#11 module whose token is a cloak guest
+ * (services/pkcs11, docs/pkcs11.md). Every call goes to the token guest
+ * over the socket named by CLOAK_PKCS11_SOCKET (read at C_Initialize);
+ * this module holds no key, no PIN and no object, only the lock that
+ * serialises its calls (CKF_OS_LOCKING_OK) and the random application id
+ * under which the token keeps this process's login and sessions. A child
+ * after fork() must call C_Initialize again (PKCS#11 says so): it then
+ * gets an id of its own, and every other call in it answers
+ * CKR_CRYPTOKI_NOT_INITIALIZED until it does. A C_SignInit the token
+ * accepted before may travel with the C_Sign after it (sign_memo.h).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "rpc.h"
+#include "sign_memo.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define SLOT_ID 0
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static bool initialized;
+static pid_t owner;
+static uint8_t app[P11_APP_ID];
+static char *sock;
+static struct rpc call;
+
+static CK_FUNCTION_LIST functions;
+
+static void pad(unsigned char *dst, size_t n, const char *s)
+{
+	size_t len = strlen(s);
+	memset(dst, ' ', n);
+	memcpy(dst, s, len < n ? len : n);
+}
+
+/* Takes the lock; CKR_OK if the module is initialized in this process. */
+static CK_RV enter(void)
+{
+	pthread_mutex_lock(&lock);
+	if (initialized && owner == getpid())
+		return CKR_OK;
+	pthread_mutex_unlock(&lock);
+	return CKR_CRYPTOKI_NOT_INITIALIZED;
+}
+
+static CK_RV leave(CK_RV rv)
+{
+	rpc_wipe(&call);
+	pthread_mutex_unlock(&lock);
+	return rv;
+}
+
+#define ENTER()                          \
+	do {                             \
+		CK_RV rv_ = enter();     \
+		if (rv_ != CKR_OK)       \
+			return rv_;      \
+	} while (0)
+
+static void begin(enum p11_op op)
+{
+	rpc_begin(&call, op, app);
+}
+
+/* Sends the request; CKR_OK or the token's error. */
+static CK_RV send_call(void)
+{
+	return rpc_call(&call, sock);
+}
+
+/* A call with no results. */
+static CK_RV simple(void)
+{
+	CK_RV rv = send_call();
+	return leave(rv == CKR_OK ? rpc_end(&call, rv) : rv);
+}
+
+/* A fork while another thread is inside a call must not leave the
+ * child's copy of the lock held: fork waits for the call to end. (glibc
+ * drops these handlers if the module is unloaded.) */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void register_atfork(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+EXPORT CK_RV C_Initialize(CK_VOID_PTR args)
+{
+	if (args) {
+		CK_C_INITIALIZE_ARGS *a = args;
+		if (a->pReserved)
+			return CKR_ARGUMENTS_BAD;
+		bool some = a->CreateMutex || a->DestroyMutex || a->LockMutex || a->UnlockMutex;
+		bool all = a->CreateMutex && a->DestroyMutex && a->LockMutex && a->UnlockMutex;
+		if (some && !all)
+			return CKR_ARGUMENTS_BAD;
+		/* The caller's mutexes only: we lock with pthreads or not at all. */
+		if (all && !(a->flags & CKF_OS_LOCKING_OK))
+			return CKR_CANT_LOCK;
+	}
+	pthread_once(&atfork_once, register_atfork);
+	pthread_mutex_lock(&lock);
+	CK_RV rv = CKR_OK;
+	if (initialized && owner == getpid()) {
+		rv = CKR_CRYPTOKI_ALREADY_INITIALIZED;
+	} else {
+		/* New, or a child after fork: a new application. The parent's
+		 * id and sessions are the parent's. */
+		const char *s = getenv("CLOAK_PKCS11_SOCKET");
+		rpc_disconnect();
+		free(sock);
+		sock = s ? strdup(s) : NULL;
+		if (getrandom(app, sizeof app, 0) != sizeof app)
+			rv = CKR_FUNCTION_FAILED;
+		sign_memo_clear();
+		initialized = rv == CKR_OK;
+		owner = getpid();
+	}
+	pthread_mutex_unlock(&lock);
+	return rv;
+}
+
+EXPORT CK_RV C_Finalize(CK_VOID_PTR reserved)
+{
+	if (reserved)
+		return CKR_ARGUMENTS_BAD;
+	ENTER();
+	begin(P11_OP_FINALIZE);
+	send_call(); /* the token forgets us; unreachable, it will in time */
+	initialized = false;
+	rpc_disconnect();
+	sign_memo_clear();
+	free(sock);
+	sock = NULL;
+	explicit_bzero(app, sizeof app);
+	return leave(CKR_OK);
+}
+
+EXPORT CK_RV C_GetInfo(CK_INFO_PTR info)
+{
+	ENTER();
+	if (!info)
+		return leave(CKR_ARGUMENTS_BAD);
+	memset(info, 0, sizeof *info);
+	info->cryptokiVersion.major = 2;
+	info->cryptokiVersion.minor = 40;
+	pad(info->manufacturerID, sizeof info->manufacturerID, "cloak");
+	pad(info->libraryDescription, sizeof info->libraryDescription, "cloak guest token");
+	info->libraryVersion.major = 0;
+	info->libraryVersion.minor = 1;
+	return leave(CKR_OK);
+}
+
+EXPORT CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR list)
+{
+	if (!list)
+		return CKR_ARGUMENTS_BAD;
+	*list = &functions;
+	return CKR_OK;
+}
+
+/* True if the token answers. Called locked. */
+static bool present(void)
+{
+	begin(P11_OP_PING);
+	if (send_call() != CKR_OK)
+		return false;
+	uint32_t yes = p11_get_u32(&call.r);
+	return rpc_end(&call, CKR_OK) == CKR_OK && yes == 1;
+}
+
+EXPORT CK_RV C_GetSlotList(CK_BBOOL token_present, CK_SLOT_ID_PTR list, CK_ULONG_PTR count)
+{
+	ENTER();
+	if (!count)
+		return leave(CKR_ARGUMENTS_BAD);
+	CK_ULONG n = !token_present || present() ? 1 : 0;
+	CK_RV rv = CKR_OK;
+	if (list && *count < n)
+		rv = CKR_BUFFER_TOO_SMALL;
+	else if (list && n)
+		list[0] = SLOT_ID;
+	*count = n;
+	return leave(rv);
+}
+
+EXPORT CK_RV C_GetSlotInfo(CK_SLOT_ID slot, CK_SLOT_INFO_PTR info)
+{
+	ENTER();
+	if (slot != SLOT_ID)
+		return leave(CKR_SLOT_ID_INVALID);
+	if (!info)
+		return leave(CKR_ARGUMENTS_BAD);
+	memset(info, 0, sizeof *info);
+	pad(info->slotDescription, sizeof info->slotDescription, "cloak guest token");
+	pad(info->manufacturerID, sizeof info->manufacturerID, "cloak");
+	info->flags = (present() ? CKF_TOKEN_PRESENT : 0) | CKF_REMOVABLE_DEVICE;
+	return leave(CKR_OK);
+}
+
+EXPORT CK_RV C_GetTokenInfo(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
+{
+	ENTER();
+	if (slot != SLOT_ID)
+		return leave(CKR_SLOT_ID_INVALID);
+	if (!info)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_TOKEN_INFO);
+	CK_RV rv = send_call();
+	if (rv == CKR_DEVICE_ERROR)
+		return leave(CKR_TOKEN_NOT_PRESENT);
+	if (rv != CKR_OK)
+		return leave(rv);
+	const uint8_t *label = p11_get_raw(&call.r, P11_LABEL);
+	const uint8_t *serial = p11_get_raw(&call.r, P11_SERIAL);
+	CK_FLAGS flags = p11_get_u64(&call.r);
+	uint32_t sessions = p11_get_u32(&call.r), rw = p11_get_u32(&call.r);
+	if ((rv = rpc_end(&call, rv)) != CKR_OK)
+		return leave(rv);
+	memset(info, 0, sizeof *info);
+	memcpy(info->label, label, P11_LABEL);
+	memcpy(info->serialNumber, serial, P11_SERIAL);
+	pad(info->manufacturerID, sizeof info->manufacturerID, "cloak");
+	pad(info->model, sizeof info->model, "guest token");
+	info->flags = flags;
+	info->ulMaxSessionCount = info->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
+	info->ulSessionCount = sessions;
+	info->ulRwSessionCount = rw;
+	info->ulMaxPinLen = P11_PIN_MAX;
+	info->ulMinPinLen = P11_PIN_MIN;
+	info->ulTotalPublicMemory = info->ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
+	info->ulTotalPrivateMemory = info->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
+	info->firmwareVersion.minor = info->hardwareVersion.minor = 1;
+	pad(info->utcTime, sizeof info->utcTime, "");
+	return leave(CKR_OK);
+}
+
+EXPORT CK_RV C_GetMechanismList(CK_SLOT_ID slot, CK_MECHANISM_TYPE_PTR list, CK_ULONG_PTR count)
+{
+	ENTER();
+	if (slot != SLOT_ID)
+		return leave(CKR_SLOT_ID_INVALID);
+	if (!count)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_MECH_LIST);
+	CK_RV rv = send_call();
+	if (rv != CKR_OK)
+		return leave(rv);
+	uint32_t n = p11_get_u32(&call.r);
+	if (n > 64)
+		return leave(CKR_DEVICE_ERROR);
+	CK_MECHANISM_TYPE m[64];
+	for (uint32_t i = 0; i < n; i++)
+		m[i] = p11_get_u64(&call.r);
+	if ((rv = rpc_end(&call, rv)) != CKR_OK)
+		return leave(rv);
+	if (list && *count < n)
+		rv = CKR_BUFFER_TOO_SMALL;
+	else if (list)
+		memcpy(list, m, n * sizeof m[0]);
+	*count = n;
+	return leave(rv);
+}
+
+EXPORT CK_RV C_GetMechanismInfo(CK_SLOT_ID slot, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR info)
+{
+	ENTER();
+	if (slot != SLOT_ID)
+		return leave(CKR_SLOT_ID_INVALID);
+	if (!info)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_MECH_INFO);
+	p11_put_u64(&call.w, type);
+	CK_RV rv = send_call();
+	if (rv != CKR_OK)
+		return leave(rv);
+	info->ulMinKeySize = p11_get_u64(&call.r);
+	info->ulMaxKeySize = p11_get_u64(&call.r);
+	info->flags = p11_get_u64(&call.r);
+	return leave(rpc_end(&call, rv));
+}
+
+EXPORT CK_RV C_InitToken(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
+{
+	ENTER();
+	if (slot != SLOT_ID)
+		return leave(CKR_SLOT_ID_INVALID);
+	if (!label || (!pin && len))
+		return leave(CKR_ARGUMENTS_BAD);
+	if (!pin) /* a protected authentication path: we have none */
+		return leave(CKR_ARGUMENTS_BAD);
+	if (len > P11_PIN_MAX)
+		return leave(CKR_PIN_LEN_RANGE);
+	begin(P11_OP_INIT_TOKEN);
+	p11_put_bytes(&call.w, pin, len);
+	p11_put_raw(&call.w, label, P11_LABEL);
+	sign_memo_clear();
+	return simple();
+}
+
+/* A PIN argument: NULL (protected authentication path) is refused. */
+static CK_RV put_pin(CK_UTF8CHAR_PTR pin, CK_ULONG len)
+{
+	if (!pin)
+		return CKR_ARGUMENTS_BAD;
+	if (len > P11_PIN_MAX)
+		return CKR_PIN_LEN_RANGE;
+	p11_put_bytes(&call.w, pin, len);
+	return CKR_OK;
+}
+
+EXPORT CK_RV C_InitPIN(CK_SESSION_HANDLE s, CK_UTF8CHAR_PTR pin, CK_ULONG len)
+{
+	ENTER();
+	begin(P11_OP_INIT_PIN);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_pin(pin, len);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+EXPORT CK_RV C_SetPIN(CK_SESSION_HANDLE s, CK_UTF8CHAR_PTR old, CK_ULONG olen, CK_UTF8CHAR_PTR new,
+		      CK_ULONG nlen)
+{
+	ENTER();
+	begin(P11_OP_SET_PIN);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_pin(old, olen);
+	if (rv == CKR_OK)
+		rv = put_pin(new, nlen);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+EXPORT CK_RV C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR app_arg, CK_NOTIFY notify,
+			   CK_SESSION_HANDLE_PTR s)
+{
+	ENTER();
+	if (slot != SLOT_ID)
+		return leave(CKR_SLOT_ID_INVALID);
+	if (!s)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_OPEN_SESSION);
+	p11_put_u64(&call.w, flags);
+	CK_RV rv = send_call();
+	if (rv != CKR_OK)
+		return leave(rv);
+	CK_SESSION_HANDLE h = p11_get_u64(&call.r);
+	if ((rv = rpc_end(&call, rv)) == CKR_OK)
+		*s = h;
+	return leave(rv);
+}
+
+/* Calls whose only argument is a session. */
+static CK_RV session_call(enum p11_op op, CK_SESSION_HANDLE s)
+{
+	ENTER();
+	begin(op);
+	p11_put_u64(&call.w, s);
+	return simple();
+}
+
+EXPORT CK_RV C_CloseSession(CK_SESSION_HANDLE s)
+{
+	ENTER();
+	sign_memo_drop(s);
+	begin(P11_OP_CLOSE_SESSION);
+	p11_put_u64(&call.w, s);
+	return simple();
+}
+
+EXPORT CK_RV C_CloseAllSessions(CK_SLOT_ID slot)
+{
+	ENTER();
+	if (slot != SLOT_ID)
+		return leave(CKR_SLOT_ID_INVALID);
+	begin(P11_OP_CLOSE_ALL);
+	sign_memo_clear();
+	return simple();
+}
+
+EXPORT CK_RV C_GetSessionInfo(CK_SESSION_HANDLE s, CK_SESSION_INFO_PTR info)
+{
+	ENTER();
+	if (!info)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_SESSION_INFO);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = send_call();
+	if (rv != CKR_OK)
+		return leave(rv);
+	info->slotID = SLOT_ID;
+	info->state = p11_get_u64(&call.r);
+	info->flags = p11_get_u64(&call.r);
+	info->ulDeviceError = 0;
+	return leave(rpc_end(&call, rv));
+}
+
+EXPORT CK_RV C_Login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin, CK_ULONG len)
+{
+	ENTER();
+	begin(P11_OP_LOGIN);
+	p11_put_u64(&call.w, s);
+	p11_put_u64(&call.w, who);
+	CK_RV rv = put_pin(pin, len);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+EXPORT CK_RV C_Logout(CK_SESSION_HANDLE s)
+{
+	ENTER();
+	sign_memo_clear(); /* the token ends the sessions' operations */
+	begin(P11_OP_LOGOUT);
+	p11_put_u64(&call.w, s);
+	return simple();
+}
+
+/* A template argument. */
+static CK_RV put_template(CK_ATTRIBUTE_PTR t, CK_ULONG n)
+{
+	if (!t && n)
+		return CKR_ARGUMENTS_BAD;
+	if (n > P11_ATTRS_MAX)
+		return CKR_TEMPLATE_INCONSISTENT;
+	for (CK_ULONG i = 0; i < n; i++)
+		if (t[i].ulValueLen > P11_ATTR_VALUE_MAX)
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+	p11_put_template(&call.w, t, n);
+	return call.w.bad ? CKR_ARGUMENTS_BAD : CKR_OK;
+}
+
+/* Reads a handle result into *out. */
+static CK_RV handle_result(CK_OBJECT_HANDLE_PTR out)
+{
+	CK_RV rv = send_call();
+	if (rv != CKR_OK)
+		return leave(rv);
+	CK_OBJECT_HANDLE h = p11_get_u64(&call.r);
+	if ((rv = rpc_end(&call, rv)) == CKR_OK)
+		*out = h;
+	return leave(rv);
+}
+
+EXPORT CK_RV C_CreateObject(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR o)
+{
+	ENTER();
+	if (!o)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_CREATE_OBJECT);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_template(t, n);
+	return rv != CKR_OK ? leave(rv) : handle_result(o);
+}
+
+EXPORT CK_RV C_DestroyObject(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o)
+{
+	ENTER();
+	sign_memo_unsure();
+	begin(P11_OP_DESTROY_OBJECT);
+	p11_put_u64(&call.w, s);
+	p11_put_u64(&call.w, o);
+	return simple();
+}
+
+EXPORT CK_RV C_GetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n)
+{
+	ENTER();
+	if ((!t && n) || n > P11_ATTRS_MAX)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_GET_ATTRS);
+	p11_put_u64(&call.w, s);
+	p11_put_u64(&call.w, o);
+	p11_put_u32(&call.w, (uint32_t)n);
+	for (CK_ULONG i = 0; i < n; i++) {
+		p11_put_u64(&call.w, t[i].type);
+		p11_put_u64(&call.w, t[i].pValue ? t[i].ulValueLen : P11_NO_BUFFER);
+	}
+	CK_RV rv = send_call();
+	if (rv != CKR_OK && rv != CKR_ATTRIBUTE_SENSITIVE && rv != CKR_ATTRIBUTE_TYPE_INVALID &&
+	    rv != CKR_BUFFER_TOO_SMALL)
+		return leave(rv);
+	if (p11_get_u32(&call.r) != n)
+		return leave(CKR_DEVICE_ERROR);
+	for (CK_ULONG i = 0; i < n; i++) {
+		uint64_t vlen = p11_get_u64(&call.r);
+		uint32_t got;
+		const uint8_t *v = p11_get_bytes(&call.r, &got, P11_BODY_MAX);
+		if (call.r.bad)
+			break;
+		/* Bytes only where the caller had room for exactly vlen. */
+		if (got && (!t[i].pValue || got != vlen || got > t[i].ulValueLen))
+			return leave(CKR_DEVICE_ERROR);
+		if (got)
+			memcpy(t[i].pValue, v, got);
+		t[i].ulValueLen = vlen;
+	}
+	return leave(rpc_end(&call, rv));
+}
+
+EXPORT CK_RV C_SetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n)
+{
+	ENTER();
+	sign_memo_unsure();
+	begin(P11_OP_SET_ATTRS);
+	p11_put_u64(&call.w, s);
+	p11_put_u64(&call.w, o);
+	CK_RV rv = put_template(t, n);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+EXPORT CK_RV C_FindObjectsInit(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG n)
+{
+	ENTER();
+	begin(P11_OP_FIND_INIT);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_template(t, n);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+EXPORT CK_RV C_FindObjects(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE_PTR out, CK_ULONG max, CK_ULONG_PTR count)
+{
+	ENTER();
+	if (!out || !count)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_FIND);
+	p11_put_u64(&call.w, s);
+	p11_put_u32(&call.w, max > P11_FIND_MAX ? P11_FIND_MAX : (uint32_t)max);
+	CK_RV rv = send_call();
+	if (rv != CKR_OK)
+		return leave(rv);
+	uint32_t n = p11_get_u32(&call.r);
+	if (n > max || n > P11_FIND_MAX)
+		return leave(CKR_DEVICE_ERROR);
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = p11_get_u64(&call.r);
+	if ((rv = rpc_end(&call, rv)) == CKR_OK)
+		*count = n;
+	return leave(rv);
+}
+
+EXPORT CK_RV C_FindObjectsFinal(CK_SESSION_HANDLE s)
+{
+	return session_call(P11_OP_FIND_FINAL, s);
+}
+
+/* A mechanism argument: type and parameter bytes. */
+static CK_RV put_mechanism(CK_MECHANISM_PTR m)
+{
+	if (!m || (!m->pParameter && m->ulParameterLen))
+		return CKR_ARGUMENTS_BAD;
+	if (m->ulParameterLen > P11_ATTR_VALUE_MAX)
+		return CKR_MECHANISM_PARAM_INVALID;
+	p11_put_u64(&call.w, m->mechanism);
+	p11_put_bytes(&call.w, m->pParameter, m->ulParameterLen);
+	return CKR_OK;
+}
+
+EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRIBUTE_PTR pt, CK_ULONG pn,
+			       CK_ATTRIBUTE_PTR kt, CK_ULONG kn, CK_OBJECT_HANDLE_PTR pub,
+			       CK_OBJECT_HANDLE_PTR priv)
+{
+	ENTER();
+	if (!pub || !priv)
+		return leave(CKR_ARGUMENTS_BAD);
+	begin(P11_OP_GENERATE_KEY_PAIR);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_mechanism(m);
+	if (rv == CKR_OK)
+		rv = put_template(pt, pn);
+	if (rv == CKR_OK)
+		rv = put_template(kt, kn);
+	if (rv == CKR_OK)
+		rv = send_call();
+	if (rv != CKR_OK)
+		return leave(rv);
+	CK_OBJECT_HANDLE a = p11_get_u64(&call.r), b = p11_get_u64(&call.r);
+	if ((rv = rpc_end(&call, rv)) == CKR_OK) {
+		*pub = a;
+		*priv = b;
+	}
+	return leave(rv);
+}
+
+/* C_SignInit's arguments as they travel. */
+static void put_sign_init(const struct sign_init *i)
+{
+	p11_put_u64(&call.w, i->session);
+	p11_put_u64(&call.w, i->mech);
+	p11_put_bytes(&call.w, i->param, i->plen);
+	p11_put_u64(&call.w, i->key);
+}
+
+/* A C_SignInit the token accepted before on this session goes with the
+ * C_Sign after it (sign_memo.h); any other goes now. */
+EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
+{
+	ENTER();
+	begin(P11_OP_SIGN_INIT);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_mechanism(m);
+	if (rv != CKR_OK)
+		return leave(rv);
+	p11_put_u64(&call.w, key);
+	if (sign_memo_deferred(s)) /* an operation waits: the token would say so */
+		return leave(CKR_OPERATION_ACTIVE);
+	struct sign_init i;
+	bool keep = sign_init_make(&i, s, m, key);
+	if (keep && sign_memo_defer(&i))
+		return leave(CKR_OK);
+	rv = send_call();
+	if (rv == CKR_OK)
+		rv = rpc_end(&call, rv);
+	if (rv == CKR_OK && keep)
+		sign_memo_accepted(&i);
+	else
+		sign_memo_drop(s); /* its next C_SignInit goes to the token */
+	return leave(rv);
+}
+
+/* Sends the session's deferred C_SignInit on its own (before a multi-part
+ * call): CKR_OK if there was none or the token accepted it. */
+static CK_RV send_deferred(CK_SESSION_HANDLE s)
+{
+	struct sign_init i;
+	if (!sign_memo_take(s, &i))
+		return CKR_OK;
+	begin(P11_OP_SIGN_INIT);
+	put_sign_init(&i);
+	CK_RV rv = send_call();
+	if (rv == CKR_OK)
+		rv = rpc_end(&call, rv);
+	rpc_wipe(&call);
+	if (rv != CKR_OK)
+		sign_memo_refused(s);
+	return rv;
+}
+
+/* After C_Sign or C_SignFinal: the operation goes on after a length query
+ * or a buffer too small, and may after a token that did not answer. After
+ * an error the key may be gone: the next C_SignInit asks the token. */
+static CK_RV sign_done(CK_SESSION_HANDLE s, CK_RV rv, bool query)
+{
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL || rv == CKR_DEVICE_ERROR)
+		sign_memo_active(s, !(rv == CKR_OK && !query));
+	else
+		sign_memo_refused(s);
+	return rv;
+}
+
+/* CK_RSA_PKCS_OAEP_PARAMS holds a pointer to its label: it travels
+ * flattened (p11_wire.h). Other mechanisms' parameters as they are. */
+static CK_RV put_decrypt_mechanism(CK_MECHANISM_PTR m)
+{
+	if (!m || m->mechanism != CKM_RSA_PKCS_OAEP)
+		return put_mechanism(m);
+	const CK_RSA_PKCS_OAEP_PARAMS *p = m->pParameter;
+	if (!p || m->ulParameterLen != sizeof *p || (!p->pSourceData && p->ulSourceDataLen) ||
+	    p->ulSourceDataLen > P11_OAEP_LABEL_MAX)
+		return CKR_MECHANISM_PARAM_INVALID;
+	uint8_t flat[3 * 8 + P11_OAEP_LABEL_MAX];
+	struct p11_writer w;
+	p11_writer_init(&w, flat, sizeof flat);
+	p11_put_u64(&w, p->hashAlg);
+	p11_put_u64(&w, p->mgf);
+	p11_put_u64(&w, p->source);
+	if (p->ulSourceDataLen)
+		p11_put_raw(&w, p->pSourceData, p->ulSourceDataLen);
+	p11_put_u64(&call.w, m->mechanism);
+	p11_put_bytes(&call.w, flat, w.len);
+	return CKR_OK;
+}
+
+EXPORT CK_RV C_DecryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
+{
+	ENTER();
+	begin(P11_OP_DECRYPT_INIT);
+	p11_put_u64(&call.w, s);
+	CK_RV rv = put_decrypt_mechanism(m);
+	if (rv != CKR_OK)
+		return leave(rv);
+	p11_put_u64(&call.w, key);
+	return simple();
+}
+
+/* The result of SIGN, SIGN_FINAL or DECRYPT: the signature's length, and the
+ * signature unless it was a length query or did not fit. Called locked,
+ * the request built; does not unlock. */
+static CK_RV sign_result(CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
+{
+	CK_RV rv = send_call();
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		return rv;
+	uint64_t len = p11_get_u64(&call.r);
+	uint32_t got;
+	const uint8_t *v = p11_get_bytes(&call.r, &got, P11_BODY_MAX);
+	if ((rv = rpc_end(&call, rv)) != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		return rv;
+	if (got && (got != len || !sig || got > *siglen))
+		return CKR_DEVICE_ERROR;
+	if (got)
+		memcpy(sig, v, got);
+	*siglen = len;
+	return rv;
+}
+
+static void put_sign_head(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen,
+			  const struct sign_init *init)
+{
+	begin(op);
+	if (init)
+		put_sign_init(init);
+	p11_put_u64(&call.w, s);
+	p11_put_u8(&call.w, !sig);
+	p11_put_u64(&call.w, sig ? *siglen : 0);
+}
+
+static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
+{
+	for (CK_ULONG done = 0; done < len;) {
+		CK_ULONG n = len - done < P11_DATA_MAX ? len - done : P11_DATA_MAX;
+		begin(P11_OP_SIGN_UPDATE);
+		p11_put_u64(&call.w, s);
+		p11_put_bytes(&call.w, data + done, n);
+		CK_RV rv = send_call();
+		if (rv == CKR_OK)
+			rv = rpc_end(&call, rv);
+		if (rv != CKR_OK)
+			return rv;
+		rpc_wipe(&call);
+		done += n;
+	}
+	return CKR_OK;
+}
+
+/* Single-part only (RSA: the ciphertext is one block). */
+EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER();
+	if ((!in && len) || !outlen)
+		return leave(CKR_ARGUMENTS_BAD);
+	if (len > P11_DATA_MAX)
+		return leave(CKR_ENCRYPTED_DATA_LEN_RANGE);
+	put_sign_head(P11_OP_DECRYPT, s, out, outlen, NULL);
+	p11_put_bytes(&call.w, in, len);
+	return leave(sign_result(out, outlen));
+}
+
+EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
+{
+	ENTER();
+	if ((!data && len) || !siglen)
+		return leave(CKR_ARGUMENTS_BAD);
+	bool big = len > P11_DATA_MAX;
+	/* A deferred C_SignInit goes with it, or first if the data needs
+	 * more than one frame. */
+	struct sign_init init;
+	bool with_init = !big && sign_memo_take(s, &init);
+	CK_RV rv = big ? send_deferred(s) : CKR_OK;
+	if (rv != CKR_OK)
+		return leave(rv);
+	put_sign_head(with_init ? P11_OP_SIGN_INIT_SIGN : P11_OP_SIGN, s, big ? NULL : sig, siglen,
+		      with_init ? &init : NULL);
+	p11_put_bytes(&call.w, data, big ? 0 : len);
+	CK_ULONG room = siglen ? *siglen : 0;
+	rv = sign_result(big ? NULL : sig, siglen);
+	if (!big || rv != CKR_OK || !sig)
+		return leave(sign_done(s, rv, big || !sig));
+	/* Too long for one frame: the same signature through the multi-part
+	 * calls, once the caller's buffer is known to fit it. */
+	if (room < *siglen)
+		return leave(sign_done(s, CKR_BUFFER_TOO_SMALL, false));
+	rpc_wipe(&call);
+	if ((rv = sign_update(s, data, len)) != CKR_OK)
+		return leave(sign_done(s, rv, false));
+	*siglen = room;
+	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen, NULL);
+	return leave(sign_done(s, sign_result(sig, siglen), false));
+}
+
+EXPORT CK_RV C_SignUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
+{
+	ENTER();
+	if (!data && len)
+		return leave(CKR_ARGUMENTS_BAD);
+	CK_RV rv = send_deferred(s);
+	if (rv == CKR_OK)
+		rv = sign_update(s, data, len);
+	if (rv == CKR_OK || rv == CKR_DEVICE_ERROR)
+		sign_memo_active(s, true);
+	else
+		sign_memo_refused(s);
+	return leave(rv);
+}
+
+EXPORT CK_RV C_SignFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
+{
+	ENTER();
+	if (!siglen)
+		return leave(CKR_ARGUMENTS_BAD);
+	CK_RV rv = send_deferred(s);
+	if (rv != CKR_OK)
+		return leave(rv);
+	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen, NULL);
+	return leave(sign_done(s, sign_result(sig, siglen), !sig));
+}
+
+EXPORT CK_RV C_SeedRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR seed, CK_ULONG len)
+{
+	return CKR_RANDOM_SEED_NOT_SUPPORTED;
+}
+
+EXPORT CK_RV C_GenerateRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG len)
+{
+	ENTER();
+	if (!out && len)
+		return leave(CKR_ARGUMENTS_BAD);
+	for (CK_ULONG done = 0; done < len;) {
+		uint32_t n = len - done < P11_RANDOM_MAX ? (uint32_t)(len - done) : P11_RANDOM_MAX;
+		begin(P11_OP_GENERATE_RANDOM);
+		p11_put_u64(&call.w, s);
+		p11_put_u32(&call.w, n);
+		CK_RV rv = send_call();
+		if (rv != CKR_OK)
+			return leave(rv);
+		uint32_t got;
+		const uint8_t *v = p11_get_bytes(&call.r, &got, P11_RANDOM_MAX);
+		if ((rv = rpc_end(&call, rv)) != CKR_OK)
+			return leave(rv);
+		if (got != n)
+			return leave(CKR_DEVICE_ERROR);
+		memcpy(out + done, v, n);
+		rpc_wipe(&call);
+		done += n;
+	}
+	return leave(CKR_OK);
+}
+
+/* Everything else. */
+#define NS(name, ...)                                   \
+	EXPORT CK_RV name(__VA_ARGS__)                  \
+	{                                               \
+		return CKR_FUNCTION_NOT_SUPPORTED;      \
+	}
+NS(C_GetOperationState, CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG_PTR len)
+NS(C_SetOperationState, CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG len, CK_OBJECT_HANDLE e, CK_OBJECT_HANDLE a)
+NS(C_CopyObject, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR no)
+NS(C_GetObjectSize, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ULONG_PTR size)
+NS(C_EncryptInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
+NS(C_Encrypt, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_EncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_EncryptFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_DecryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_DecryptFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_DigestInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m)
+NS(C_Digest, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_DigestUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n)
+NS(C_DigestKey, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE k)
+NS(C_DigestFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_SignRecoverInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
+NS(C_SignRecover, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_VerifyInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
+NS(C_Verify, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR sig, CK_ULONG sn)
+NS(C_VerifyUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n)
+NS(C_VerifyFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG sn)
+NS(C_VerifyRecoverInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
+NS(C_VerifyRecover, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG sn, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_DigestEncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_DecryptDigestUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_SignEncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_DecryptVerifyUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
+NS(C_GenerateKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR k)
+NS(C_WrapKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE w, CK_OBJECT_HANDLE k, CK_BYTE_PTR o,
+   CK_ULONG_PTR on)
+NS(C_UnwrapKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE u, CK_BYTE_PTR w, CK_ULONG wn,
+   CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR k)
+NS(C_DeriveKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE b, CK_ATTRIBUTE_PTR t, CK_ULONG n,
+   CK_OBJECT_HANDLE_PTR k)
+NS(C_WaitForSlotEvent, CK_FLAGS f, CK_SLOT_ID_PTR slot, CK_VOID_PTR r)
+
+EXPORT CK_RV C_GetFunctionStatus(CK_SESSION_HANDLE s)
+{
+	return CKR_FUNCTION_NOT_PARALLEL;
+}
+
+EXPORT CK_RV C_CancelFunction(CK_SESSION_HANDLE s)
+{
+	return CKR_FUNCTION_NOT_PARALLEL;
+}
+
+#define F(name) .name = name
+static CK_FUNCTION_LIST functions = {
+	.version = { 2, 40 },
+	F(C_Initialize), F(C_Finalize), F(C_GetInfo), F(C_GetFunctionList), F(C_GetSlotList),
+	F(C_GetSlotInfo), F(C_GetTokenInfo), F(C_GetMechanismList), F(C_GetMechanismInfo),
+	F(C_InitToken), F(C_InitPIN), F(C_SetPIN), F(C_OpenSession), F(C_CloseSession),
+	F(C_CloseAllSessions), F(C_GetSessionInfo), F(C_GetOperationState), F(C_SetOperationState),
+	F(C_Login), F(C_Logout), F(C_CreateObject), F(C_CopyObject), F(C_DestroyObject),
+	F(C_GetObjectSize), F(C_GetAttributeValue), F(C_SetAttributeValue), F(C_FindObjectsInit),
+	F(C_FindObjects), F(C_FindObjectsFinal), F(C_EncryptInit), F(C_Encrypt), F(C_EncryptUpdate),
+	F(C_EncryptFinal), F(C_DecryptInit), F(C_Decrypt), F(C_DecryptUpdate), F(C_DecryptFinal),
+	F(C_DigestInit), F(C_Digest), F(C_DigestUpdate), F(C_DigestKey), F(C_DigestFinal),
+	F(C_SignInit), F(C_Sign), F(C_SignUpdate), F(C_SignFinal), F(C_SignRecoverInit),
+	F(C_SignRecover), F(C_VerifyInit), F(C_Verify), F(C_VerifyUpdate), F(C_VerifyFinal),
+	F(C_VerifyRecoverInit), F(C_VerifyRecover), F(C_DigestEncryptUpdate),
+	F(C_DecryptDigestUpdate), F(C_SignEncryptUpdate), F(C_DecryptVerifyUpdate),
+	F(C_GenerateKey), F(C_GenerateKeyPair), F(C_WrapKey), F(C_UnwrapKey), F(C_DeriveKey),
+	F(C_SeedRandom), F(C_GenerateRandom), F(C_GetFunctionStatus), F(C_CancelFunction),
+	F(C_WaitForSlotEvent),
+};
