@@ -8,8 +8,8 @@
  * Key generation and public points stay on BearSSL. No I/O, no heap;
  * everything secret this module holds is wiped before it returns.
  */
-#ifndef EXAMPLES_ECDSA_H
-#define EXAMPLES_ECDSA_H
+#ifndef SERVICES_ECDSA_H
+#define SERVICES_ECDSA_H
 
 #include <stdbool.h>
 #include <stddef.h>

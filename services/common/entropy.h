@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
-/* Seed material for the example guests' keys and random numbers (the
+/* Seed material for the key service guests' keys and random numbers (the
  * ssh-agent's and the PKCS#11 token's): CPU and host sources, mixed. */
-#ifndef EXAMPLES_ENTROPY_H
-#define EXAMPLES_ENTROPY_H
+#ifndef SERVICES_ENTROPY_H
+#define SERVICES_ENTROPY_H
 
 #include <stddef.h>
 

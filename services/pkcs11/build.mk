@@ -22,13 +22,13 @@ ALL_TARGETS += $(O)/services/pkcs11.elf
 P11_HOST_SRC := $(filter-out services/pkcs11/guest/main.c services/pkcs11/guest/mbedtls_shim.c \
 	services/pkcs11/guest/p11_persist.c services/pkcs11/guest/p11_sodium.c \
 	services/pkcs11/guest/store.c,$(P11_SRC))
-P11_HOST_OBJ := $(P11_HOST_SRC:%.c=$(O)/host/%.o) $(ECDSA_HOST_OBJ)
+P11_HOST_OBJ := $(P11_HOST_SRC:%.c=$(O)/host/%.o) $(ECDSA_HOST_OBJ) $(WIRE_HOST_OBJ)
 P11_STORE_HOST_OBJ := $(O)/host/services/pkcs11/guest/store.o
 
 # The module, and the launcher copied next to the monitor.
 P11_MODULE := $(O)/pkcs11/libcloak-pkcs11.so
 P11_MODULE_OBJ := $(patsubst %.c,$(O)/host/%.o,$(wildcard services/pkcs11/module/*.c)) \
-	$(O)/host/services/pkcs11/guest/p11_wire.o
+	$(O)/host/services/pkcs11/guest/p11_wire.o $(WIRE_HOST_OBJ)
 $(P11_MODULE): $(P11_MODULE_OBJ) services/pkcs11/module/module.map
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -fPIC -shared -fvisibility=hidden \

@@ -15,16 +15,16 @@ ALL_TARGETS += $(O)/services/ssh-agent.elf
 # unit tests, the fuzz target and cloak-ssh-keygen.
 SSH_AGENT_CFLAGS := -Iservices/ssh-agent/guest
 SSH_AGENT_HOST_SRC := $(filter-out services/ssh-agent/guest/main.c,$(wildcard services/ssh-agent/guest/*.c))
-SSH_AGENT_HOST_OBJ := $(SSH_AGENT_HOST_SRC:%.c=$(O)/host/%.o) $(ECDSA_HOST_OBJ)
+SSH_AGENT_HOST_OBJ := $(SSH_AGENT_HOST_SRC:%.c=$(O)/host/%.o) $(ECDSA_HOST_OBJ) $(WIRE_HOST_OBJ)
 
 $(O)/cloak-ssh-agent: services/ssh-agent/cloak-ssh-agent
 	@mkdir -p $(dir $@)
 	cp $< $@ && chmod 755 $@
-$(O)/cloak-ssh-keygen: services/ssh-agent/cloak-ssh-keygen.c $(O)/host/services/ssh-agent/guest/agent_wire.o \
-		services/ssh-agent/guest/agent_wire.h
+KEYGEN_OBJ := $(O)/host/services/ssh-agent/guest/agent_wire.o $(WIRE_HOST_OBJ)
+$(O)/cloak-ssh-keygen: services/ssh-agent/cloak-ssh-keygen.c $(KEYGEN_OBJ) \
+		services/ssh-agent/guest/agent_wire.h services/common/wire.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) $(SSH_AGENT_CFLAGS) -o $@ $< \
-		$(O)/host/services/ssh-agent/guest/agent_wire.o -lcrypto
+	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) $(SSH_AGENT_CFLAGS) -o $@ $< $(KEYGEN_OBJ) -lcrypto
 ALL_TARGETS += $(O)/cloak-ssh-agent $(O)/cloak-ssh-keygen
 
 # The guest where cloak-ssh-agent looks for it ($PREFIX/lib/cloak), and

@@ -43,81 +43,84 @@ static uint8_t out[P11_BODY_MAX], req[P11_BODY_MAX], blob[P11_OBJECTS_MAX * (P11
 static uint8_t scalar[32];
 static const uint8_t apps[2][P11_APP_ID] = { { 1 }, { 2 } };
 
-static struct p11_reader call(struct p11_token *t, const uint8_t *body, size_t len)
+/* Hands body to token t; the reply's length, r positioned on its
+ * results. Aborts on a reply that is not well-formed. */
+static size_t call(struct p11_token *t, const uint8_t *body, size_t len, struct wire_reader *r)
 {
 	size_t n = p11_token_handle(t, body, len, out);
-	struct p11_reader r;
-	p11_reader_init(&r, out, n);
+	wire_reader_init(r, out, n);
 	if (n) {
-		uint8_t version = p11_get_u8(&r), op = p11_get_u8(&r);
-		p11_get_u64(&r);
-		if (r.bad || n > P11_BODY_MAX || version != P11_VERSION || op != body[1])
+		uint8_t version = wire_get_u8(r), op = wire_get_u8(r);
+		wire_get_u64(r);
+		if (r->bad || n > P11_BODY_MAX || version != P11_VERSION || op != body[1])
 			abort();
 	}
+	return n;
+}
+
+/* The setup's requests, from app 0: begin one in w, then setup_call. */
+static struct wire_writer w;
+
+static void begin(enum p11_op op)
+{
+	wire_writer_init(&w, req, sizeof req);
+	p11_put_request(&w, op, apps[0]);
+}
+
+/* Sends w; aborts unless CKR_OK; the results in the returned reader. */
+static struct wire_reader setup_call(void)
+{
+	struct wire_reader r;
+	if (call(&base, req, w.len, &r) < 10 || memcmp(out + 2, "\0\0\0\0\0\0\0\0", 8))
+		abort();
 	return r;
 }
 
-/* A request from app 0 built by the caller; aborts unless CKR_OK. */
-static struct p11_reader setup_call(struct p11_writer *w)
+static void login(uint64_t s, CK_USER_TYPE who, const char *pin)
 {
-	struct p11_reader r = call(&base, req, w->len);
-	if (r.len < 10 || memcmp(out + 2, "\0\0\0\0\0\0\0\0", 8))
-		abort();
-	return r;
+	begin(P11_OP_LOGIN);
+	wire_put_u64(&w, s);
+	wire_put_u64(&w, who);
+	wire_put_cstring(&w, pin);
+	setup_call();
 }
 
 static void setup(void)
 {
 	static const uint8_t serial[P11_SERIAL] = "fuzz";
-	struct p11_writer w;
 	p11_token_init(&base, &env, serial);
 	uint8_t label[P11_LABEL];
 	memset(label, ' ', sizeof label);
-	p11_writer_init(&w, req, sizeof req);
-	p11_put_request(&w, P11_OP_INIT_TOKEN, apps[0]);
-	p11_put_bytes(&w, "87654321", 8);
-	p11_put_raw(&w, label, sizeof label);
-	setup_call(&w);
-	p11_writer_init(&w, req, sizeof req);
-	p11_put_request(&w, P11_OP_OPEN_SESSION, apps[0]);
-	p11_put_u64(&w, CKF_SERIAL_SESSION | CKF_RW_SESSION);
-	struct p11_reader r = setup_call(&w);
-	uint64_t s = p11_get_u64(&r);
-	p11_writer_init(&w, req, sizeof req);
-	p11_put_request(&w, P11_OP_LOGIN, apps[0]);
-	p11_put_u64(&w, s);
-	p11_put_u64(&w, CKU_SO);
-	p11_put_bytes(&w, "87654321", 8);
-	setup_call(&w);
-	p11_writer_init(&w, req, sizeof req);
-	p11_put_request(&w, P11_OP_INIT_PIN, apps[0]);
-	p11_put_u64(&w, s);
-	p11_put_bytes(&w, "123456", 6);
-	setup_call(&w);
-	p11_writer_init(&w, req, sizeof req);
-	p11_put_request(&w, P11_OP_LOGOUT, apps[0]);
-	p11_put_u64(&w, s);
-	setup_call(&w);
-	p11_writer_init(&w, req, sizeof req);
-	p11_put_request(&w, P11_OP_LOGIN, apps[0]);
-	p11_put_u64(&w, s);
-	p11_put_u64(&w, CKU_USER);
-	p11_put_bytes(&w, "123456", 6);
-	setup_call(&w);
+	begin(P11_OP_INIT_TOKEN);
+	wire_put_cstring(&w, "87654321");
+	wire_put_raw(&w, label, sizeof label);
+	setup_call();
+	begin(P11_OP_OPEN_SESSION);
+	wire_put_u64(&w, CKF_SERIAL_SESSION | CKF_RW_SESSION);
+	struct wire_reader r = setup_call();
+	uint64_t s = wire_get_u64(&r);
+	login(s, CKU_SO, "87654321");
+	begin(P11_OP_INIT_PIN);
+	wire_put_u64(&w, s);
+	wire_put_cstring(&w, "123456");
+	setup_call();
+	begin(P11_OP_LOGOUT);
+	wire_put_u64(&w, s);
+	setup_call();
+	login(s, CKU_USER, "123456");
 	static const uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
 	CK_BBOOL yes = 1;
 	CK_ATTRIBUTE pub[] = { { CKA_EC_PARAMS, (void *)p256, sizeof p256 }, { CKA_TOKEN, &yes, 1 } };
 	CK_ATTRIBUTE priv[] = { { CKA_TOKEN, &yes, 1 }, { CKA_ID, "k", 1 } };
-	p11_writer_init(&w, req, sizeof req);
-	p11_put_request(&w, P11_OP_GENERATE_KEY_PAIR, apps[0]);
-	p11_put_u64(&w, s);
-	p11_put_u64(&w, CKM_EC_KEY_PAIR_GEN);
-	p11_put_bytes(&w, NULL, 0);
+	begin(P11_OP_GENERATE_KEY_PAIR);
+	wire_put_u64(&w, s);
+	wire_put_u64(&w, CKM_EC_KEY_PAIR_GEN);
+	wire_put_string(&w, NULL, 0);
 	p11_put_template(&w, pub, 2);
 	p11_put_template(&w, priv, 2);
-	r = setup_call(&w);
-	p11_get_u64(&r);
-	struct p11_object *k = p11_objects_get(&base.objects, p11_get_u64(&r));
+	r = setup_call();
+	wire_get_u64(&r);
+	struct p11_object *k = p11_objects_get(&base.objects, wire_get_u64(&r));
 	uint32_t len;
 	const uint8_t *d = k ? p11_obj_attr(k, CKA_VALUE, &len) : NULL;
 	if (!d || len != sizeof scalar)
@@ -160,15 +163,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = sel == 0xfe ? len - 4 : len;
 			memcpy(req, sel == 0xfe ? data + 4 : data, n);
 		} else {
-			struct p11_writer w;
-			p11_writer_init(&w, req, sizeof req);
-			p11_put_request(&w, (enum p11_op)(sel & 0x1f), apps[sel >> 7]);
-			p11_put_raw(&w, data, len);
-			n = w.len;
+			struct wire_writer fw;
+			wire_writer_init(&fw, req, sizeof req);
+			p11_put_request(&fw, (enum p11_op)(sel & 0x1f), apps[sel >> 7]);
+			wire_put_raw(&fw, data, len);
+			n = fw.len;
 		}
-		struct p11_reader r = call(&tok, req, n);
-		if (r.len >= sizeof scalar)
-			for (size_t i = 0; i + sizeof scalar <= r.len; i++)
+		struct wire_reader r;
+		n = call(&tok, req, n, &r);
+		if (n >= sizeof scalar)
+			for (size_t i = 0; i + sizeof scalar <= n; i++)
 				if (!memcmp(out + i, scalar, sizeof scalar))
 					abort(); /* the private key left the token */
 	next:

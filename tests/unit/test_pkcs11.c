@@ -39,8 +39,8 @@ static bool seed(void *ctx, br_hmac_drbg_context *d)
 static const struct p11_env env = { seed, NULL, NULL };
 static struct p11_token tok;
 static uint8_t req[P11_BODY_MAX], out[P11_BODY_MAX];
-static struct p11_writer w;
-static struct p11_reader r;
+static struct wire_writer w;
+static struct wire_reader r;
 static const uint8_t app1[P11_APP_ID] = { 1 }, app2[P11_APP_ID] = { 2 };
 static const uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
 static const uint8_t p384[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };
@@ -48,7 +48,7 @@ static uint64_t session, pub, priv;
 
 static void begin(enum p11_op op, const uint8_t *app)
 {
-	p11_writer_init(&w, req, sizeof req);
+	wire_writer_init(&w, req, sizeof req);
 	p11_put_request(&w, op, app);
 }
 
@@ -58,26 +58,26 @@ static CK_RV send_req(void)
 	assert_false(w.bad);
 	size_t n = p11_token_handle(&tok, req, w.len, out);
 	assert_true(n >= 10);
-	p11_reader_init(&r, out, n);
-	assert_int_equal(p11_get_u8(&r), P11_VERSION);
-	assert_int_equal(p11_get_u8(&r), req[1]);
-	return p11_get_u64(&r);
+	wire_reader_init(&r, out, n);
+	assert_int_equal(wire_get_u8(&r), P11_VERSION);
+	assert_int_equal(wire_get_u8(&r), req[1]);
+	return wire_get_u64(&r);
 }
 
 static uint64_t open_session(const uint8_t *app)
 {
 	begin(P11_OP_OPEN_SESSION, app);
-	p11_put_u64(&w, CKF_SERIAL_SESSION | CKF_RW_SESSION);
+	wire_put_u64(&w, CKF_SERIAL_SESSION | CKF_RW_SESSION);
 	assert_int_equal(send_req(), CKR_OK);
-	return p11_get_u64(&r);
+	return wire_get_u64(&r);
 }
 
 static CK_RV login(uint64_t s, CK_USER_TYPE who, const char *pin)
 {
 	begin(P11_OP_LOGIN, app1);
-	p11_put_u64(&w, s);
-	p11_put_u64(&w, who);
-	p11_put_bytes(&w, pin, strlen(pin));
+	wire_put_u64(&w, s);
+	wire_put_u64(&w, who);
+	wire_put_string(&w, pin, strlen(pin));
 	return send_req();
 }
 
@@ -87,15 +87,15 @@ static void keygen(const uint8_t *params, size_t len)
 	CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, (void *)params, len }, { CKA_TOKEN, &yes, 1 } };
 	CK_ATTRIBUTE kt[] = { { CKA_TOKEN, &yes, 1 }, { CKA_ID, "k", 1 } };
 	begin(P11_OP_GENERATE_KEY_PAIR, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, CKM_EC_KEY_PAIR_GEN);
-	p11_put_bytes(&w, NULL, 0);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, CKM_EC_KEY_PAIR_GEN);
+	wire_put_string(&w, NULL, 0);
 	p11_put_template(&w, pt, 2);
 	p11_put_template(&w, kt, 2);
 	assert_int_equal(send_req(), CKR_OK);
-	pub = p11_get_u64(&r);
-	priv = p11_get_u64(&r);
-	assert_true(p11_reader_done(&r));
+	pub = wire_get_u64(&r);
+	priv = wire_get_u64(&r);
+	assert_true(wire_done(&r));
 }
 
 /* A token initialised, with a user PIN, a logged-in RW session and a
@@ -106,17 +106,17 @@ static int setup(void **state)
 	memset(label, ' ', sizeof label);
 	p11_token_init(&tok, &env, serial);
 	begin(P11_OP_INIT_TOKEN, app1);
-	p11_put_bytes(&w, "87654321", 8);
-	p11_put_raw(&w, label, sizeof label);
+	wire_put_string(&w, "87654321", 8);
+	wire_put_raw(&w, label, sizeof label);
 	assert_int_equal(send_req(), CKR_OK);
 	session = open_session(app1);
 	assert_int_equal(login(session, CKU_SO, "87654321"), CKR_OK);
 	begin(P11_OP_INIT_PIN, app1);
-	p11_put_u64(&w, session);
-	p11_put_bytes(&w, "123456", 6);
+	wire_put_u64(&w, session);
+	wire_put_string(&w, "123456", 6);
 	assert_int_equal(send_req(), CKR_OK);
 	begin(P11_OP_LOGOUT, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(login(session, CKU_USER, "123456"), CKR_OK);
 	keygen(p256, sizeof p256);
@@ -126,37 +126,37 @@ static int setup(void **state)
 static const uint8_t *attr(uint64_t obj, uint64_t type, uint32_t *len, CK_RV *rv)
 {
 	begin(P11_OP_GET_ATTRS, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, obj);
-	p11_put_u32(&w, 1);
-	p11_put_u64(&w, type);
-	p11_put_u64(&w, 4096);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, obj);
+	wire_put_u32(&w, 1);
+	wire_put_u64(&w, type);
+	wire_put_u64(&w, 4096);
 	*rv = send_req();
-	assert_int_equal(p11_get_u32(&r), 1);
-	p11_get_u64(&r);
+	assert_int_equal(wire_get_u32(&r), 1);
+	wire_get_u64(&r);
 	const uint8_t *v = p11_get_bytes(&r, len, 4096);
-	assert_true(p11_reader_done(&r));
+	assert_true(wire_done(&r));
 	return v;
 }
 
 static void test_frame_bounds(void **state)
 {
 	uint8_t hdr[4];
-	p11_frame_hdr(hdr, P11_BODY_MAX);
+	wire_frame_hdr(hdr, P11_BODY_MAX);
 	assert_int_equal(p11_frame_len(hdr), P11_BODY_MAX);
-	p11_frame_hdr(hdr, P11_BODY_MAX + 1);
+	wire_frame_hdr(hdr, P11_BODY_MAX + 1);
 	assert_int_equal(p11_frame_len(hdr), 0);
-	p11_frame_hdr(hdr, 0);
+	wire_frame_hdr(hdr, 0);
 	assert_int_equal(p11_frame_len(hdr), 0);
 	/* A byte string longer than what is left, or than its bound. */
 	uint8_t b[] = { 0, 0, 0, 5, 'a', 'b' };
-	struct p11_reader rr;
+	struct wire_reader rr;
 	uint32_t len;
-	p11_reader_init(&rr, b, sizeof b);
+	wire_reader_init(&rr, b, sizeof b);
 	assert_null(p11_get_bytes(&rr, &len, 100));
 	assert_true(rr.bad);
 	b[3] = 2;
-	p11_reader_init(&rr, b, sizeof b);
+	wire_reader_init(&rr, b, sizeof b);
 	assert_null(p11_get_bytes(&rr, &len, 1));
 	assert_true(rr.bad);
 	/* Not a request at all: no reply (the guest hangs up). */
@@ -170,10 +170,10 @@ static void test_frame_bounds(void **state)
 /* Signs with mech (single-part, or in three parts), verifies with BearSSL. */
 static void put_sign_init(uint64_t key, CK_MECHANISM_TYPE mech)
 {
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, mech);
-	p11_put_bytes(&w, NULL, 0);
-	p11_put_u64(&w, key);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, NULL, 0);
+	wire_put_u64(&w, key);
 }
 
 /* Signs with SIGN_INIT then SIGN (or the multi-part calls), or with both
@@ -204,28 +204,28 @@ static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, b
 	if (multi) {
 		for (size_t off = 0; off < sizeof msg; off += 7) {
 			begin(P11_OP_SIGN_UPDATE, app1);
-			p11_put_u64(&w, session);
-			p11_put_bytes(&w, msg + off, sizeof msg - off < 7 ? sizeof msg - off : 7);
+			wire_put_u64(&w, session);
+			wire_put_string(&w, msg + off, sizeof msg - off < 7 ? sizeof msg - off : 7);
 			assert_int_equal(send_req(), CKR_OK);
 		}
 		begin(P11_OP_SIGN_FINAL, app1);
-		p11_put_u64(&w, session);
-		p11_put_u8(&w, 0);
-		p11_put_u64(&w, 256);
+		wire_put_u64(&w, session);
+		wire_put_u8(&w, 0);
+		wire_put_u64(&w, 256);
 	} else {
 		begin(with_init ? P11_OP_SIGN_INIT_SIGN : P11_OP_SIGN, app1);
 		if (with_init)
 			put_sign_init(key, mech);
-		p11_put_u64(&w, session);
-		p11_put_u8(&w, 0);
-		p11_put_u64(&w, 256);
+		wire_put_u64(&w, session);
+		wire_put_u8(&w, 0);
+		wire_put_u64(&w, 256);
 		if (mech == CKM_ECDSA)
-			p11_put_bytes(&w, h, hlen);
+			wire_put_string(&w, h, hlen);
 		else
-			p11_put_bytes(&w, msg, sizeof msg);
+			wire_put_string(&w, msg, sizeof msg);
 	}
 	assert_int_equal(send_req(), CKR_OK);
-	uint64_t siglen = p11_get_u64(&r);
+	uint64_t siglen = wire_get_u64(&r);
 	uint32_t got;
 	const uint8_t *sig = p11_get_bytes(&r, &got, 256);
 	assert_int_equal(siglen, got);
@@ -258,10 +258,10 @@ static void test_sign(void **state)
 static CK_RV sign_plain(const uint8_t *data, size_t len)
 {
 	begin(P11_OP_SIGN, app1);
-	p11_put_u64(&w, session);
-	p11_put_u8(&w, 0);
-	p11_put_u64(&w, 256);
-	p11_put_bytes(&w, data, len);
+	wire_put_u64(&w, session);
+	wire_put_u8(&w, 0);
+	wire_put_u64(&w, 256);
+	wire_put_string(&w, data, len);
 	return send_req();
 }
 
@@ -270,10 +270,10 @@ static CK_RV init_sign(uint64_t key, const uint8_t *h, size_t hlen, bool query)
 {
 	begin(P11_OP_SIGN_INIT_SIGN, app1);
 	put_sign_init(key, CKM_ECDSA);
-	p11_put_u64(&w, session);
-	p11_put_u8(&w, query);
-	p11_put_u64(&w, query ? 0 : 256);
-	p11_put_bytes(&w, h, hlen);
+	wire_put_u64(&w, session);
+	wire_put_u8(&w, query);
+	wire_put_u64(&w, query ? 0 : 256);
+	wire_put_string(&w, h, hlen);
 	return send_req();
 }
 
@@ -284,13 +284,13 @@ static void test_sign_init_sign_errors(void **state)
 {
 	static const uint8_t h[32] = { 1, 2, 3 };
 	assert_int_equal(init_sign(pub, h, sizeof h, false), CKR_KEY_TYPE_INCONSISTENT);
-	assert_true(p11_reader_done(&r)); /* the CK_RV alone */
+	assert_true(wire_done(&r)); /* the CK_RV alone */
 	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
 	assert_int_equal(init_sign(priv + 1000, h, sizeof h, false), CKR_KEY_HANDLE_INVALID);
 	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
 
 	assert_int_equal(init_sign(priv, h, sizeof h, true), CKR_OK);
-	assert_int_equal(p11_get_u64(&r), 64);
+	assert_int_equal(wire_get_u64(&r), 64);
 	assert_int_equal(sign_plain(h, sizeof h), CKR_OK); /* the operation went on */
 	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
 
@@ -320,21 +320,21 @@ static void test_private_value(void **state)
 	CK_BBOOL no = 0, yes = 1;
 	CK_ATTRIBUTE t[] = { { CKA_SENSITIVE, &no, 1 } };
 	begin(P11_OP_SET_ATTRS, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, priv);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, priv);
 	p11_put_template(&w, t, 1);
 	assert_int_equal(send_req(), CKR_ATTRIBUTE_READ_ONLY);
 	/* A search by value finds nothing. */
 	CK_ATTRIBUTE f[] = { { CKA_VALUE, d, sizeof d } };
 	begin(P11_OP_FIND_INIT, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	p11_put_template(&w, f, 1);
 	assert_int_equal(send_req(), CKR_OK);
 	begin(P11_OP_FIND, app1);
-	p11_put_u64(&w, session);
-	p11_put_u32(&w, 10);
+	wire_put_u64(&w, session);
+	wire_put_u32(&w, 10);
 	assert_int_equal(send_req(), CKR_OK);
-	assert_int_equal(p11_get_u32(&r), 0);
+	assert_int_equal(wire_get_u32(&r), 0);
 	/* Imports that ask for an extractable or readable key are refused. */
 	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
 	CK_KEY_TYPE kt = CKK_EC;
@@ -344,15 +344,15 @@ static void test_private_value(void **state)
 				       { CKA_EC_PARAMS, (void *)p256, sizeof p256 }, { CKA_VALUE, v, sizeof v },
 				       { i ? CKA_EXTRACTABLE : CKA_SENSITIVE, i ? &yes : &no, 1 } };
 		begin(P11_OP_CREATE_OBJECT, app1);
-		p11_put_u64(&w, session);
+		wire_put_u64(&w, session);
 		p11_put_template(&w, imp, 5);
 		assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	}
 	/* Destroyed: no copy of the scalar is left anywhere in the token. */
 	assert_true(in_token(d, sizeof d));
 	begin(P11_OP_DESTROY_OBJECT, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, priv);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, priv);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_false(in_token(d, sizeof d));
 }
@@ -362,29 +362,29 @@ static void test_sessions_and_pins(void **state)
 	assert_int_equal(login(session, CKU_USER, "123456"), CKR_USER_ALREADY_LOGGED_IN);
 	/* Another application cannot use this one's session. */
 	begin(P11_OP_SESSION_INFO, app2);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	assert_int_equal(send_req(), CKR_SESSION_HANDLE_INVALID);
 	/* ... nor see its private objects. */
 	uint64_t s2 = open_session(app2);
 	begin(P11_OP_GET_ATTRS, app2);
-	p11_put_u64(&w, s2);
-	p11_put_u64(&w, priv);
-	p11_put_u32(&w, 0);
+	wire_put_u64(&w, s2);
+	wire_put_u64(&w, priv);
+	wire_put_u32(&w, 0);
 	assert_int_equal(send_req(), CKR_OBJECT_HANDLE_INVALID);
 	begin(P11_OP_LOGOUT, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(login(session, CKU_USER, "654321"), CKR_PIN_INCORRECT);
 	begin(P11_OP_SET_PIN, app1);
-	p11_put_u64(&w, session);
-	p11_put_bytes(&w, "123456", 6);
-	p11_put_bytes(&w, "654321", 6);
+	wire_put_u64(&w, session);
+	wire_put_string(&w, "123456", 6);
+	wire_put_string(&w, "654321", 6);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(login(session, CKU_USER, "123456"), CKR_PIN_INCORRECT);
 	assert_int_equal(login(session, CKU_USER, "654321"), CKR_OK);
 	/* A request cut short is CKR_ARGUMENTS_BAD. */
 	begin(P11_OP_SESSION_INFO, app1);
-	p11_put_u32(&w, 1);
+	wire_put_u32(&w, 1);
 	assert_int_equal(send_req(), CKR_ARGUMENTS_BAD);
 }
 
@@ -398,9 +398,9 @@ static void test_apps_evicted(void **state)
 		assert_int_equal(send_req(), CKR_OK);
 	}
 	begin(P11_OP_SESSION_INFO, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	assert_int_equal(send_req(), CKR_OK);
-	assert_int_equal(p11_get_u64(&r), CKS_RW_USER_FUNCTIONS);
+	assert_int_equal(wire_get_u64(&r), CKS_RW_USER_FUNCTIONS);
 }
 
 static void test_blob(void **state)
@@ -434,16 +434,16 @@ static void rsa_keygen(CK_ULONG bits, CK_RV want)
 	CK_ATTRIBUTE pt[] = { { CKA_MODULUS_BITS, &bits, sizeof bits }, { CKA_PUBLIC_EXPONENT, (void *)f4, 3 } };
 	CK_ATTRIBUTE kt[] = { { CKA_TOKEN, &yes, 1 }, { CKA_DECRYPT, &yes, 1 } };
 	begin(P11_OP_GENERATE_KEY_PAIR, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, CKM_RSA_PKCS_KEY_PAIR_GEN);
-	p11_put_bytes(&w, NULL, 0);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, CKM_RSA_PKCS_KEY_PAIR_GEN);
+	wire_put_string(&w, NULL, 0);
 	p11_put_template(&w, pt, 2);
 	p11_put_template(&w, kt, 2);
 	assert_int_equal(send_req(), want);
 	if (want != CKR_OK)
 		return;
-	pub = p11_get_u64(&r);
-	priv = p11_get_u64(&r);
+	pub = wire_get_u64(&r);
+	priv = wire_get_u64(&r);
 }
 
 /* The token's public key as OpenSSL's, from CKA_MODULUS and
@@ -504,36 +504,36 @@ static CK_RV rsa_sign(uint64_t key, CK_MECHANISM_TYPE mech, CK_MECHANISM_TYPE ha
 		data = in + 19, dlen = hl;
 	}
 	begin(P11_OP_SIGN_INIT, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, mech);
-	p11_put_bytes(&w, params, plen);
-	p11_put_u64(&w, key);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, params, plen);
+	wire_put_u64(&w, key);
 	CK_RV rv = send_req();
 	if (rv != CKR_OK)
 		return rv;
 	if (multi) {
 		begin(P11_OP_SIGN_UPDATE, app1);
-		p11_put_u64(&w, session);
-		p11_put_bytes(&w, data, 5);
+		wire_put_u64(&w, session);
+		wire_put_string(&w, data, 5);
 		assert_int_equal(send_req(), CKR_OK);
 		begin(P11_OP_SIGN_UPDATE, app1);
-		p11_put_u64(&w, session);
-		p11_put_bytes(&w, data + 5, dlen - 5);
+		wire_put_u64(&w, session);
+		wire_put_string(&w, data + 5, dlen - 5);
 		assert_int_equal(send_req(), CKR_OK);
 		begin(P11_OP_SIGN_FINAL, app1);
-		p11_put_u64(&w, session);
-		p11_put_u8(&w, 0);
-		p11_put_u64(&w, P11_RSA_BYTES_MAX);
+		wire_put_u64(&w, session);
+		wire_put_u8(&w, 0);
+		wire_put_u64(&w, P11_RSA_BYTES_MAX);
 	} else {
 		begin(P11_OP_SIGN, app1);
-		p11_put_u64(&w, session);
-		p11_put_u8(&w, 0);
-		p11_put_u64(&w, P11_RSA_BYTES_MAX);
-		p11_put_bytes(&w, data, dlen);
+		wire_put_u64(&w, session);
+		wire_put_u8(&w, 0);
+		wire_put_u64(&w, P11_RSA_BYTES_MAX);
+		wire_put_string(&w, data, dlen);
 	}
 	if ((rv = send_req()) != CKR_OK)
 		return rv;
-	uint64_t n = p11_get_u64(&r);
+	uint64_t n = wire_get_u64(&r);
 	const uint8_t *v = p11_get_bytes(&r, siglen, P11_RSA_BYTES_MAX);
 	assert_int_equal(n, *siglen);
 	memcpy(sig, v, *siglen);
@@ -656,26 +656,26 @@ static void test_rsa_attrs_import(void **state)
 	}
 	EVP_PKEY *pk = rsa_pubkey(pub);
 	begin(P11_OP_CREATE_OBJECT, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	p11_put_template(&w, t, 3 + P11_RSA_PARTS);
 	assert_int_equal(send_req(), CKR_OK);
-	uint64_t imported = p11_get_u64(&r);
+	uint64_t imported = wire_get_u64(&r);
 	rsa_sign_verify(pk, imported, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 32, false);
 	/* A wrong coefficient. */
 	parts[P11_RSA_QINV][10] ^= 1;
 	begin(P11_OP_CREATE_OBJECT, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	p11_put_template(&w, t, 3 + P11_RSA_PARTS);
 	assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	/* The public key alone, and a 1024-bit one (too short). */
 	cls = CKO_PUBLIC_KEY;
 	begin(P11_OP_CREATE_OBJECT, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	p11_put_template(&w, t, 5);
 	assert_int_equal(send_req(), CKR_OK);
 	t[3].ulValueLen = 128;
 	begin(P11_OP_CREATE_OBJECT, app1);
-	p11_put_u64(&w, session);
+	wire_put_u64(&w, session);
 	p11_put_template(&w, t, 5);
 	assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	/* Destroyed: no copy of the private exponent is left in the token. */
@@ -684,8 +684,8 @@ static void test_rsa_attrs_import(void **state)
 	for (uint64_t h = priv; h; h = h == priv ? imported : 0) {
 		assert_true(in_token(d, sizeof d));
 		begin(P11_OP_DESTROY_OBJECT, app1);
-		p11_put_u64(&w, session);
-		p11_put_u64(&w, h);
+		wire_put_u64(&w, session);
+		wire_put_u64(&w, h);
 		assert_int_equal(send_req(), CKR_OK);
 	}
 	assert_false(in_token(d, sizeof d));
@@ -718,34 +718,34 @@ static size_t rsa_encrypt(EVP_PKEY *pk, CK_MECHANISM_TYPE hash, const char *labe
 static CK_RV decrypt_init(uint64_t key, CK_MECHANISM_TYPE hash, CK_RSA_PKCS_MGF_TYPE mgf, const char *label)
 {
 	uint8_t flat[24 + P11_OAEP_LABEL_MAX];
-	struct p11_writer fw;
-	p11_writer_init(&fw, flat, sizeof flat);
+	struct wire_writer fw;
+	wire_writer_init(&fw, flat, sizeof flat);
 	if (hash) {
-		p11_put_u64(&fw, hash);
-		p11_put_u64(&fw, mgf);
-		p11_put_u64(&fw, CKZ_DATA_SPECIFIED);
+		wire_put_u64(&fw, hash);
+		wire_put_u64(&fw, mgf);
+		wire_put_u64(&fw, CKZ_DATA_SPECIFIED);
 		if (label)
-			p11_put_raw(&fw, label, strlen(label));
+			wire_put_raw(&fw, label, strlen(label));
 	}
 	begin(P11_OP_DECRYPT_INIT, app1);
-	p11_put_u64(&w, session);
-	p11_put_u64(&w, hash ? CKM_RSA_PKCS_OAEP : CKM_RSA_PKCS);
-	p11_put_bytes(&w, flat, fw.len);
-	p11_put_u64(&w, key);
+	wire_put_u64(&w, session);
+	wire_put_u64(&w, hash ? CKM_RSA_PKCS_OAEP : CKM_RSA_PKCS);
+	wire_put_string(&w, flat, fw.len);
+	wire_put_u64(&w, key);
 	return send_req();
 }
 
 static CK_RV decrypt(const uint8_t *in, size_t len, uint64_t room, uint8_t *pt, uint32_t *outlen)
 {
 	begin(P11_OP_DECRYPT, app1);
-	p11_put_u64(&w, session);
-	p11_put_u8(&w, 0);
-	p11_put_u64(&w, room);
-	p11_put_bytes(&w, in, len);
+	wire_put_u64(&w, session);
+	wire_put_u8(&w, 0);
+	wire_put_u64(&w, room);
+	wire_put_string(&w, in, len);
 	CK_RV rv = send_req();
 	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
 		return rv;
-	uint64_t n = p11_get_u64(&r);
+	uint64_t n = wire_get_u64(&r);
 	const uint8_t *v = p11_get_bytes(&r, outlen, P11_RSA_BYTES_MAX);
 	if (rv == CKR_OK) {
 		assert_int_equal(n, *outlen);

@@ -29,7 +29,7 @@
 
 #include "compat.h"
 #include "entropy.h"
-#include "options.h"
+#include "service.h"
 #include "wipe.h"
 #include "cloak/channel.h"
 #include "cloak/guest.h"
@@ -57,21 +57,6 @@ static bool env_seed(void *ctx, br_hmac_drbg_context *drbg)
 
 static struct p11_env env = { env_seed, NULL, NULL };
 
-/* Zeroes the stack below the caller's frame, where the handler and the
- * libraries it called (BearSSL, Nettle, GMP) kept their temporaries. */
-__attribute__((noinline)) static void wipe_stack(void)
-{
-	uint8_t below[32 * 1024];
-	wipe(below, sizeof below);
-}
-
-static void wipe_bounce(size_t n)
-{
-	size_t size;
-	void *b = cloak_bounce_area(&size);
-	wipe(b, n < size ? n : size);
-}
-
 /* Reads into "in" until it holds want bytes, taking whatever has come
  * (one channel call where a read of the header and then of the body
  * would make two or three): 0, or a channel error. */
@@ -87,11 +72,12 @@ static int read_to(int h, size_t want, uint64_t deadline)
 	return 0;
 }
 
-/* One connection: a reason to hang up, or NULL if the client left. A
- * read takes whatever has arrived (a whole small request in one channel
- * call); bytes of a next frame stay at the front of "in" for the next
- * round, and are wiped when the connection ends. */
-static const char *serve(int h)
+/* One connection: a reason to hang up ("" for an idle one and one that
+ * had its turn), or NULL if the client left. A read takes whatever has
+ * arrived (a whole small request in one channel call); bytes of a next
+ * frame stay at the front of "in" for the next round, and are wiped when
+ * the connection ends (serve). */
+static const char *serve_frames(int h)
 {
 	bool replied = false;
 	uint64_t start = cloak_time_ns();
@@ -103,12 +89,12 @@ static const char *serve(int h)
 		 * have said "nothing yet". */
 		if (!have && replied) {
 			if (cloak_time_ns() - start > TURN_MS * NS_PER_MS)
-				return "turn";
+				return ""; /* its turn is over */
 			cloak_poll(wait, cloak_chan_poll_bit(h), NULL); /* the read says why, if */
 		}
 		int r = read_to(h, 1, idle);
 		if (r == -CLOAK_ETIMEDOUT)
-			return "idle";
+			return ""; /* idle */
 		if (r < 0)
 			return NULL;
 		uint64_t deadline = cloak_time_ns() + message_ns;
@@ -131,7 +117,7 @@ static const char *serve(int h)
 		wipe_stack();
 		if (!n)
 			return "malformed request";
-		p11_frame_hdr(reply, (uint32_t)n);
+		wire_frame_hdr(reply, (uint32_t)n);
 		r = cloak_chan_write(h, reply, 4 + n, cloak_time_ns() + message_ns);
 		wipe(reply, 4 + n);
 		wipe_bounce(4 + n);
@@ -143,18 +129,20 @@ static const char *serve(int h)
 	}
 }
 
+static const char *serve(int h)
+{
+	const char *why = serve_frames(h);
+	wipe(in, have); /* what the client left unfinished */
+	return why;
+}
+
 int main(int argc, char **argv)
 {
 	compat_init(); /* before the first BearSSL call */
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--test-stall-commit")) {
-			p11_persist_stall_commit();
-		} else if (!service_timeout_option("pkcs11", argv[i], &idle_ns, &message_ns)) {
-			printf("pkcs11: unknown option '%s' (known: --idle=S, --message-timeout=S, "
-			       "--test-stall-commit)\n", argv[i]);
-			return 2;
-		}
-	}
+	bool stall = false;
+	service_options("pkcs11", argc, argv, "--test-stall-commit", &stall, &idle_ns, &message_ns);
+	if (stall)
+		p11_persist_stall_commit();
 	/* A serial number drawn at boot (a new one each start, store or not). */
 	br_hmac_drbg_context drbg;
 	uint8_t rnd[P11_SERIAL / 2], serial[P11_SERIAL];
@@ -171,26 +159,10 @@ int main(int argc, char **argv)
 	p11_token_init(&token, &env, serial);
 	if (p11_persist_open(&token, &env.persist, store_report, sizeof store_report))
 		return 1;
-	if (!cloak_protection())
-		printf("pkcs11: warning: memory protection is off\n");
-	int h = cloak_chan_open(CHANNEL);
-	if (h < 0) {
-		printf("pkcs11: no channel '" CHANNEL "' (%d): run with --channel " CHANNEL "=listen:SOCKET\n", h);
+	int h = service_open("pkcs11", CHANNEL);
+	if (h < 0)
 		return 1;
-	}
 	printf("pkcs11: ready; protection 0x%llx; %s; %s\n", (unsigned long long)cloak_protection(),
 	       entropy_report, store_report);
-	for (;;) {
-		const char *why = serve(h);
-		if (why && strcmp(why, "idle") && strcmp(why, "turn"))
-			printf("pkcs11: hung up on a client: %s\n", why);
-		wipe(in, have); /* what the client left unfinished */
-		if (why)
-			cloak_chan_hangup(h);
-		h = cloak_chan_open(CHANNEL);
-		if (h < 0) {
-			printf("pkcs11: channel error %d\n", h);
-			return 1;
-		}
-	}
+	return service_loop("pkcs11", CHANNEL, h, serve);
 }

@@ -14,31 +14,31 @@
 /* The flattened CK_RSA_PKCS_OAEP_PARAMS (p11_wire.h) into the session. */
 static CK_RV oaep_params(struct p11_session *s, const uint8_t *p, uint32_t plen)
 {
-	struct p11_reader r;
-	p11_reader_init(&r, p, plen);
-	CK_MECHANISM_TYPE hash = p11_get_u64(&r);
-	CK_RSA_PKCS_MGF_TYPE mgf = p11_get_u64(&r);
-	CK_RSA_PKCS_OAEP_SOURCE_TYPE source = p11_get_u64(&r);
-	if (r.bad || plen - r.off > P11_OAEP_LABEL_MAX)
+	struct wire_reader r;
+	wire_reader_init(&r, p, plen);
+	CK_MECHANISM_TYPE hash = wire_get_u64(&r);
+	CK_RSA_PKCS_MGF_TYPE mgf = wire_get_u64(&r);
+	CK_RSA_PKCS_OAEP_SOURCE_TYPE source = wire_get_u64(&r);
+	struct wire_bytes label = wire_get_rest(&r);
+	if (r.bad || label.len > P11_OAEP_LABEL_MAX)
 		return CKR_MECHANISM_PARAM_INVALID;
-	uint32_t label_len = (uint32_t)(plen - r.off);
 	if (!p11_rsa_hash_len(hash) || mgf != p11_rsa_mgf1(hash) ||
-	    (source != CKZ_DATA_SPECIFIED && !(source == 0 && label_len == 0)))
+	    (source != CKZ_DATA_SPECIFIED && !(source == 0 && label.len == 0)))
 		return CKR_MECHANISM_PARAM_INVALID;
 	s->oaep_hash = hash;
-	s->label_len = label_len;
-	memcpy(s->label, p + r.off, label_len);
+	s->label_len = (uint32_t)label.len;
+	memcpy(s->label, label.p, label.len);
 	return CKR_OK;
 }
 
 CK_RV p11_op_decrypt_init(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	CK_MECHANISM_TYPE mech = wire_get_u64(c->r);
 	uint32_t plen;
 	const uint8_t *param = p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
-	struct p11_object *k = p11_object(c, p11_get_u64(c->r));
-	if (c->r->bad || !p11_reader_done(c->r))
+	struct p11_object *k = p11_object(c, wire_get_u64(c->r));
+	if (c->r->bad || !wire_done(c->r))
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
@@ -78,16 +78,16 @@ static CK_RV end(struct p11_session *s, CK_RV rv)
  * small for the message answers its length: both keep the operation. */
 CK_RV p11_op_decrypt(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	bool query = p11_get_u8(c->r) != 0;
-	uint64_t room = p11_get_u64(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	bool query = wire_get_u8(c->r) != 0;
+	uint64_t room = wire_get_u64(c->r);
 	uint32_t len;
 	const uint8_t *data = p11_get_bytes(c->r, &len, P11_DATA_MAX);
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (!s->decrypting)
 		return CKR_OPERATION_NOT_INITIALIZED;
-	if (c->r->bad || !p11_reader_done(c->r))
+	if (c->r->bad || !wire_done(c->r))
 		return end(s, CKR_ARGUMENTS_BAD);
 	struct p11_object *k = p11_object(c, s->dkey);
 	if (!k)
@@ -96,8 +96,8 @@ CK_RV p11_op_decrypt(struct p11_call *c)
 	p11_rsa_view(k, &key);
 	size_t klen = (p11_rsa_bits(&key) + 7) / 8;
 	if (query) {
-		p11_put_u64(c->w, klen);
-		p11_put_bytes(c->w, NULL, 0);
+		wire_put_u64(c->w, klen);
+		wire_put_string(c->w, NULL, 0);
 		return CKR_OK;
 	}
 	if (len != klen)
@@ -112,12 +112,12 @@ CK_RV p11_op_decrypt(struct p11_call *c)
 	if (!ok) {
 		rv = end(s, CKR_ENCRYPTED_DATA_INVALID);
 	} else if (room < mlen) {
-		p11_put_u64(c->w, mlen);
-		p11_put_bytes(c->w, NULL, 0);
+		wire_put_u64(c->w, mlen);
+		wire_put_string(c->w, NULL, 0);
 		rv = CKR_BUFFER_TOO_SMALL;
 	} else {
-		p11_put_u64(c->w, mlen);
-		p11_put_bytes(c->w, msg, mlen);
+		wire_put_u64(c->w, mlen);
+		wire_put_string(c->w, msg, mlen);
 		end(s, CKR_OK);
 	}
 	wipe(msg, sizeof msg);

@@ -270,10 +270,10 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 
 CK_RV p11_op_create(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	struct p11_template t;
 	p11_get_template(c->r, &t);
-	if (c->r->bad || !p11_reader_done(c->r))
+	if (c->r->bad || !wire_done(c->r))
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
@@ -287,7 +287,7 @@ CK_RV p11_op_create(struct p11_call *c)
 		p11_objects_free(o);
 		return rv;
 	}
-	p11_put_u64(c->w, o->handle);
+	wire_put_u64(c->w, o->handle);
 	return CKR_OK;
 }
 
@@ -299,8 +299,8 @@ struct p11_object *p11_object(struct p11_call *c, uint64_t handle)
 
 CK_RV p11_op_destroy(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (!o)
@@ -315,9 +315,9 @@ CK_RV p11_op_destroy(struct p11_call *c)
 
 CK_RV p11_op_get_attrs(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
-	uint32_t n = p11_get_u32(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
+	uint32_t n = wire_get_u32(c->r);
 	if (n > P11_ATTRS_MAX || c->r->bad)
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
@@ -325,9 +325,9 @@ CK_RV p11_op_get_attrs(struct p11_call *c)
 	if (!o)
 		return CKR_OBJECT_HANDLE_INVALID;
 	CK_RV rv = CKR_OK;
-	p11_put_u32(c->w, n);
+	wire_put_u32(c->w, n);
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t type = p11_get_u64(c->r), room = p11_get_u64(c->r);
+		uint64_t type = wire_get_u64(c->r), room = wire_get_u64(c->r);
 		uint32_t len;
 		const uint8_t *v = p11_obj_attr(o, type, &len);
 		CK_RV why = !v ? CKR_ATTRIBUTE_TYPE_INVALID
@@ -336,8 +336,8 @@ CK_RV p11_op_get_attrs(struct p11_call *c)
 		/* Of several failures, any one may be returned (PKCS#11 2.40). */
 		if (why != CKR_OK)
 			rv = why;
-		p11_put_u64(c->w, why != CKR_OK ? CK_UNAVAILABLE_INFORMATION : len);
-		p11_put_bytes(c->w, v, why == CKR_OK && room != P11_NO_BUFFER ? len : 0);
+		wire_put_u64(c->w, why != CKR_OK ? CK_UNAVAILABLE_INFORMATION : len);
+		wire_put_string(c->w, v, why == CKR_OK && room != P11_NO_BUFFER ? len : 0);
 	}
 	if (c->r->bad)
 		return CKR_ARGUMENTS_BAD;
@@ -346,11 +346,11 @@ CK_RV p11_op_get_attrs(struct p11_call *c)
 
 CK_RV p11_op_set_attrs(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	struct p11_object *o = p11_object(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
 	struct p11_template t;
 	p11_get_template(c->r, &t);
-	if (c->r->bad || !p11_reader_done(c->r))
+	if (c->r->bad || !wire_done(c->r))
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
@@ -402,10 +402,10 @@ static bool matches(const struct p11_object *o, const struct p11_template *t)
 
 CK_RV p11_op_find_init(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	struct p11_template t;
 	p11_get_template(c->r, &t);
-	if (c->r->bad || !p11_reader_done(c->r))
+	if (c->r->bad || !wire_done(c->r))
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
@@ -423,8 +423,8 @@ CK_RV p11_op_find_init(struct p11_call *c)
 
 CK_RV p11_op_find(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	uint32_t max = p11_get_u32(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	uint32_t max = wire_get_u32(c->r);
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (!s->finding)
@@ -434,15 +434,15 @@ CK_RV p11_op_find(struct p11_call *c)
 		n = max;
 	if (n > P11_FIND_MAX)
 		n = P11_FIND_MAX;
-	p11_put_u32(c->w, n);
+	wire_put_u32(c->w, n);
 	for (uint32_t i = 0; i < n; i++)
-		p11_put_u64(c->w, s->found[s->pos++]);
+		wire_put_u64(c->w, s->found[s->pos++]);
 	return CKR_OK;
 }
 
 CK_RV p11_op_find_final(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (!s->finding)
@@ -572,21 +572,21 @@ static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct 
 			p11_objects_free(ko);
 		return rv;
 	}
-	p11_put_u64(c->w, po->handle);
-	p11_put_u64(c->w, ko->handle);
+	wire_put_u64(c->w, po->handle);
+	wire_put_u64(c->w, ko->handle);
 	return CKR_OK;
 }
 
 CK_RV p11_op_keygen(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	CK_MECHANISM_TYPE mech = wire_get_u64(c->r);
 	uint32_t plen;
 	p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
 	struct p11_template pub, priv;
 	p11_get_template(c->r, &pub);
 	p11_get_template(c->r, &priv);
-	if (c->r->bad || !p11_reader_done(c->r))
+	if (c->r->bad || !wire_done(c->r))
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
@@ -623,7 +623,7 @@ CK_RV p11_op_keygen(struct p11_call *c)
 			p11_objects_free(ko);
 		return rv;
 	}
-	p11_put_u64(c->w, po->handle);
-	p11_put_u64(c->w, ko->handle);
+	wire_put_u64(c->w, po->handle);
+	wire_put_u64(c->w, ko->handle);
 	return CKR_OK;
 }

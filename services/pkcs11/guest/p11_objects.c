@@ -118,26 +118,26 @@ bool p11_obj_bool(const struct p11_object *o, uint64_t type, bool dflt)
 
 size_t p11_objects_save(const struct p11_objects *s, uint8_t *blob, size_t cap)
 {
-	struct p11_writer w;
-	p11_writer_init(&w, blob, cap);
+	struct wire_writer w;
+	wire_writer_init(&w, blob, cap);
 	uint32_t n = 0;
 	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++)
 		n += s->o[i].handle && !s->o[i].session;
-	p11_put_u32(&w, BLOB_MAGIC);
-	p11_put_u32(&w, 1);
-	p11_put_u32(&w, n);
+	wire_put_u32(&w, BLOB_MAGIC);
+	wire_put_u32(&w, 1);
+	wire_put_u32(&w, n);
 	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++) {
 		const struct p11_object *o = &s->o[i];
 		if (!o->handle || o->session)
 			continue;
-		p11_put_u32(&w, o->handle);
-		p11_put_u32(&w, o->nattr);
+		wire_put_u32(&w, o->handle);
+		wire_put_u32(&w, o->nattr);
 		for (uint32_t j = 0; j < o->nattr; j++) {
-			p11_put_u64(&w, o->attr[j].type);
-			p11_put_bytes(&w, o->data + o->attr[j].off, o->attr[j].len);
+			wire_put_u64(&w, o->attr[j].type);
+			wire_put_string(&w, o->data + o->attr[j].off, o->attr[j].len);
 		}
 	}
-	p11_put_u32(&w, s->next_handle);
+	wire_put_u32(&w, s->next_handle);
 	if (w.bad) {
 		wipe(blob, w.len);
 		return 0;
@@ -147,15 +147,15 @@ size_t p11_objects_save(const struct p11_objects *s, uint8_t *blob, size_t cap)
 
 bool p11_objects_load(struct p11_objects *s, const uint8_t *blob, size_t len)
 {
-	struct p11_reader r;
-	p11_reader_init(&r, blob, len);
+	struct wire_reader r;
+	wire_reader_init(&r, blob, len);
 	p11_objects_init(s);
-	uint32_t magic = p11_get_u32(&r), version = p11_get_u32(&r), n = p11_get_u32(&r);
+	uint32_t magic = wire_get_u32(&r), version = wire_get_u32(&r), n = wire_get_u32(&r);
 	if (magic != BLOB_MAGIC || version != 1 || n > P11_OBJECTS_MAX)
 		r.bad = true;
 	for (uint32_t i = 0; i < n && !r.bad; i++) {
 		struct p11_object *o = &s->o[i];
-		o->handle = p11_get_u32(&r);
+		o->handle = wire_get_u32(&r);
 		struct p11_template t;
 		p11_get_template(&r, &t);
 		if (!o->handle || p11_objects_get(s, o->handle) != o || t.n > P11_OBJ_ATTRS)
@@ -164,11 +164,11 @@ bool p11_objects_load(struct p11_objects *s, const uint8_t *blob, size_t len)
 			if (find(o, t.a[j].type) || !p11_obj_set(o, t.a[j].type, t.a[j].value, t.a[j].len))
 				r.bad = true;
 	}
-	s->next_handle = p11_get_u32(&r);
+	s->next_handle = wire_get_u32(&r);
 	for (uint32_t i = 0; i < P11_OBJECTS_MAX; i++)
 		if (s->o[i].handle >= s->next_handle)
 			r.bad = true; /* a handle the next object could take again */
-	if (!p11_reader_done(&r) || !s->next_handle) {
+	if (!wire_done(&r) || !s->next_handle) {
 		p11_objects_init(s);
 		return false;
 	}

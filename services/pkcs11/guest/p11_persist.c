@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "entropy.h"
-#include "options.h"
+#include "service.h"
 #include "wipe.h"
 #include "cloak/block.h"
 #include "cloak/guest.h"

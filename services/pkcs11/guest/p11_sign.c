@@ -71,11 +71,11 @@ static CK_RV pss_params(const struct sigmech *m, const struct p11_object *k, con
 
 CK_RV p11_op_sign_init(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	CK_MECHANISM_TYPE mech = p11_get_u64(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	CK_MECHANISM_TYPE mech = wire_get_u64(c->r);
 	uint32_t plen;
 	const uint8_t *param = p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
-	struct p11_object *k = p11_object(c, p11_get_u64(c->r));
+	struct p11_object *k = p11_object(c, wire_get_u64(c->r));
 	if (c->r->bad)
 		return CKR_ARGUMENTS_BAD;
 	if (!s)
@@ -108,7 +108,7 @@ CK_RV p11_op_sign_init(struct p11_call *c)
 
 CK_RV p11_op_sign_update(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	uint32_t len;
 	const uint8_t *data = p11_get_bytes(c->r, &len, P11_DATA_MAX);
 	if (!s)
@@ -183,9 +183,9 @@ static bool sign_rsa(struct p11_call *c, const struct p11_session *s, const stru
  * query or a buffer too small keeps the operation; anything else ends it. */
 CK_RV p11_op_sign(struct p11_call *c, bool final)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	bool query = p11_get_u8(c->r) != 0;
-	uint64_t room = p11_get_u64(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	bool query = wire_get_u8(c->r) != 0;
+	uint64_t room = wire_get_u64(c->r);
 	uint32_t len = 0;
 	const uint8_t *data = final ? NULL : p11_get_bytes(c->r, &len, P11_DATA_MAX);
 	if (!s)
@@ -196,7 +196,7 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 	const struct sigmech *m = sigmech(s->mech);
 	struct p11_object *k = p11_object(c, s->key);
 	size_t siglen = k ? sig_len(m, k) : 0;
-	if (c->r->bad || !p11_reader_done(c->r))
+	if (c->r->bad || !wire_done(c->r))
 		rv = CKR_ARGUMENTS_BAD;
 	else if (final ? !m->hash || !s->updated : s->updated)
 		rv = final ? CKR_OPERATION_NOT_INITIALIZED : CKR_OPERATION_ACTIVE;
@@ -207,8 +207,8 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 		return rv;
 	}
 	if (query || room < siglen) {
-		p11_put_u64(c->w, siglen);
-		p11_put_bytes(c->w, NULL, 0);
+		wire_put_u64(c->w, siglen);
+		wire_put_string(c->w, NULL, 0);
 		return query ? CKR_OK : CKR_BUFFER_TOO_SMALL;
 	}
 	if (!final && !m->hash && !raw_len_ok(s, m, siglen, len)) {
@@ -224,8 +224,8 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 		s->h.vtable->out(&s->h.vtable, h);
 		in = h, inlen = p11_rsa_hash_len(m->hash);
 	}
-	p11_put_u64(c->w, siglen);
-	uint8_t *sig = p11_put_bytes_room(c->w, siglen);
+	wire_put_u64(c->w, siglen);
+	uint8_t *sig = wire_put_string_room(c->w, siglen);
 	bool ok = sig && (m->key == CKK_EC ? sign_ec(k, in, inlen, sig) : sign_rsa(c, s, m, k, in, inlen, sig));
 	wipe(h, sizeof h);
 	p11_session_end_ops(c->t, s, false);

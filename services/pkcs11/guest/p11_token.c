@@ -173,7 +173,7 @@ static void close_app_sessions(struct p11_call *c)
 
 static CK_RV op_open_session(struct p11_call *c)
 {
-	CK_FLAGS flags = p11_get_u64(c->r);
+	CK_FLAGS flags = wire_get_u64(c->r);
 	if (!(flags & CKF_SERIAL_SESSION))
 		return CKR_SESSION_PARALLEL_NOT_SUPPORTED;
 	if (!c->t->initialized)
@@ -188,7 +188,7 @@ static CK_RV op_open_session(struct p11_call *c)
 		s->handle = c->t->next_session++;
 		s->app = app_index(c);
 		s->rw = rw;
-		p11_put_u64(c->w, s->handle);
+		wire_put_u64(c->w, s->handle);
 		return CKR_OK;
 	}
 	return CKR_SESSION_COUNT;
@@ -196,7 +196,7 @@ static CK_RV op_open_session(struct p11_call *c)
 
 static CK_RV op_close_session(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	p11_session_end_ops(c->t, s, true);
@@ -205,14 +205,14 @@ static CK_RV op_close_session(struct p11_call *c)
 
 static CK_RV op_session_info(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	CK_STATE state = c->app->login == CKU_SO     ? CKS_RW_SO_FUNCTIONS
 			 : c->app->login == CKU_USER ? (s->rw ? CKS_RW_USER_FUNCTIONS : CKS_RO_USER_FUNCTIONS)
 						     : (s->rw ? CKS_RW_PUBLIC_SESSION : CKS_RO_PUBLIC_SESSION);
-	p11_put_u64(c->w, state);
-	p11_put_u64(c->w, CKF_SERIAL_SESSION | (s->rw ? CKF_RW_SESSION : 0));
+	wire_put_u64(c->w, state);
+	wire_put_u64(c->w, CKF_SERIAL_SESSION | (s->rw ? CKF_RW_SESSION : 0));
 	return CKR_OK;
 }
 
@@ -220,8 +220,8 @@ static CK_RV op_session_info(struct p11_call *c)
 
 static CK_RV op_login(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	CK_USER_TYPE who = p11_get_u64(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	CK_USER_TYPE who = wire_get_u64(c->r);
 	uint32_t len;
 	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
 	if (c->r->bad)
@@ -255,7 +255,7 @@ static CK_RV op_login(struct p11_call *c)
 
 static CK_RV op_logout(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (c->app->login == P11_NOBODY)
@@ -272,7 +272,7 @@ static CK_RV op_init_token(struct p11_call *c)
 {
 	uint32_t len;
 	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
-	const uint8_t *label = p11_get_raw(c->r, P11_LABEL);
+	const uint8_t *label = wire_get_raw(c->r, P11_LABEL);
 	if (c->r->bad)
 		return CKR_PIN_LEN_RANGE;
 	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
@@ -305,7 +305,7 @@ static CK_RV op_init_token(struct p11_call *c)
 
 static CK_RV op_init_pin(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	uint32_t len;
 	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
 	if (c->r->bad)
@@ -329,7 +329,7 @@ static CK_RV op_init_pin(struct p11_call *c)
 
 static CK_RV op_set_pin(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	uint32_t olen, nlen;
 	const uint8_t *old = p11_get_bytes(c->r, &olen, P11_PIN_MAX);
 	const uint8_t *new = p11_get_bytes(c->r, &nlen, P11_PIN_MAX);
@@ -368,11 +368,11 @@ static CK_RV op_token_info(struct p11_call *c)
 			 (t->user.set ? CKF_USER_PIN_INITIALIZED : 0);
 	if (t->env->persist)
 		flags |= t->env->persist->pin_flags(t->env->persist->ctx);
-	p11_put_raw(c->w, t->label, P11_LABEL);
-	p11_put_raw(c->w, t->serial, P11_SERIAL);
-	p11_put_u64(c->w, flags);
-	p11_put_u32(c->w, sessions);
-	p11_put_u32(c->w, rw);
+	wire_put_raw(c->w, t->label, P11_LABEL);
+	wire_put_raw(c->w, t->serial, P11_SERIAL);
+	wire_put_u64(c->w, flags);
+	wire_put_u32(c->w, sessions);
+	wire_put_u32(c->w, rw);
 	return CKR_OK;
 }
 
@@ -405,21 +405,21 @@ static const struct {
 static CK_RV op_mech_list(struct p11_call *c)
 {
 	uint32_t n = sizeof mechs / sizeof mechs[0];
-	p11_put_u32(c->w, n);
+	wire_put_u32(c->w, n);
 	for (uint32_t i = 0; i < n; i++)
-		p11_put_u64(c->w, mechs[i].type);
+		wire_put_u64(c->w, mechs[i].type);
 	return CKR_OK;
 }
 
 static CK_RV op_mech_info(struct p11_call *c)
 {
-	CK_MECHANISM_TYPE type = p11_get_u64(c->r);
+	CK_MECHANISM_TYPE type = wire_get_u64(c->r);
 	for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++) {
 		if (mechs[i].type != type)
 			continue;
-		p11_put_u64(c->w, mechs[i].min);
-		p11_put_u64(c->w, mechs[i].max);
-		p11_put_u64(c->w, mechs[i].flags);
+		wire_put_u64(c->w, mechs[i].min);
+		wire_put_u64(c->w, mechs[i].max);
+		wire_put_u64(c->w, mechs[i].flags);
 		return CKR_OK;
 	}
 	return CKR_MECHANISM_INVALID;
@@ -427,8 +427,8 @@ static CK_RV op_mech_info(struct p11_call *c)
 
 static CK_RV op_random(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, p11_get_u64(c->r));
-	uint32_t n = p11_get_u32(c->r);
+	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	uint32_t n = wire_get_u32(c->r);
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (n > P11_RANDOM_MAX)
@@ -436,7 +436,7 @@ static CK_RV op_random(struct p11_call *c)
 	br_hmac_drbg_context drbg;
 	if (!c->t->env->seed(c->t->env->ctx, &drbg))
 		return CKR_DEVICE_ERROR;
-	uint8_t *out = p11_put_bytes_room(c->w, n);
+	uint8_t *out = wire_put_string_room(c->w, n);
 	if (out)
 		br_hmac_drbg_generate(&drbg, out, n);
 	wipe(&drbg, sizeof drbg);
@@ -447,21 +447,21 @@ static CK_RV op_random(struct p11_call *c)
 
 size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uint8_t *out)
 {
-	struct p11_reader r;
-	struct p11_writer w;
-	p11_reader_init(&r, req, len);
-	uint8_t version = p11_get_u8(&r), op = p11_get_u8(&r);
-	const uint8_t *id = p11_get_raw(&r, P11_APP_ID);
+	struct wire_reader r;
+	struct wire_writer w;
+	wire_reader_init(&r, req, len);
+	uint8_t version = wire_get_u8(&r), op = wire_get_u8(&r);
+	const uint8_t *id = wire_get_raw(&r, P11_APP_ID);
 	if (r.bad || version != P11_VERSION || op == 0 || op >= P11_OP_MAX)
 		return 0;
 	t->requests++;
-	p11_writer_init(&w, out, P11_BODY_MAX);
+	wire_writer_init(&w, out, P11_BODY_MAX);
 	p11_put_reply(&w, op, CKR_OK);
 	size_t head = w.len;
 	struct p11_call c = { t, app_get(t, id, op != P11_OP_FINALIZE), &r, &w };
 	CK_RV rv = CKR_OK;
 	switch ((enum p11_op)op) {
-	case P11_OP_PING: p11_put_u32(&w, 1); break;
+	case P11_OP_PING: wire_put_u32(&w, 1); break;
 	case P11_OP_FINALIZE:
 		if (c.app) {
 			close_app_sessions(&c);
@@ -502,7 +502,7 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	/* A request cut short, or with bytes left over, is malformed,
 	 * whatever the handler made of it (handlers act only on arguments
 	 * read whole). A reply that did not fit is an error too. */
-	if (r.bad || (rv == CKR_OK && !p11_reader_done(&r)))
+	if (r.bad || (rv == CKR_OK && !wire_done(&r)))
 		rv = CKR_ARGUMENTS_BAD;
 	if (rv == CKR_OK && w.bad)
 		rv = CKR_DEVICE_MEMORY;
@@ -526,8 +526,8 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	}
 	if (rv != CKR_OK)
 		t->refused++;
-	struct p11_writer hw;
-	p11_writer_init(&hw, out, head);
+	struct wire_writer hw;
+	wire_writer_init(&hw, out, head);
 	p11_put_reply(&hw, op, rv);
 	return w.len;
 }

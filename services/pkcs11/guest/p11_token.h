@@ -124,8 +124,8 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 struct p11_call {
 	struct p11_token *t;
 	struct p11_app *app;
-	struct p11_reader *r;
-	struct p11_writer *w;
+	struct wire_reader *r;
+	struct wire_writer *w;
 };
 struct p11_session *p11_session_get(struct p11_call *c, uint64_t handle);
 bool p11_visible(const struct p11_call *c, const struct p11_object *o);

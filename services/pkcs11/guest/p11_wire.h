@@ -9,15 +9,17 @@
  *   reply   = u8 version || u8 op || u64 CK_RV || results (only if CKR_OK,
  *             or for the few calls that return data with another CK_RV)
  *
- * Integers are big-endian u8/u32/u64; a byte string is u32 length || bytes.
+ * Integers are big-endian u8/u32/u64; a byte string is u32 length || bytes
+ * (services/common's codec, wire.h, reads and writes them).
  * Attribute values travel as PKCS#11 holds them in memory on x86-64
  * (CK_ULONG: 8 bytes little-endian, CK_BBOOL: 1 byte): both ends are
  * x86-64 processes built from the same header.
  *
  * The application id names one C_Initialize of one process: the module
  * draws it at random, the token keys its login state and sessions on it.
- * Nothing here allocates; readers never read past their buffer and
- * remember the first failure (bad), so a handler checks once at the end.
+ * Nothing here allocates; the codec's readers never read past their
+ * buffer and remember the first failure (bad), so a handler checks once
+ * at the end.
  */
 #ifndef P11_WIRE_H
 #define P11_WIRE_H
@@ -28,6 +30,8 @@
 
 #define CRYPTOKI_COMPAT
 #include <p11-kit/pkcs11.h>
+
+#include "wire.h"
 
 #define P11_VERSION 1
 #define P11_APP_ID 16
@@ -96,18 +100,6 @@ enum p11_op {
 #define P11_OAEP_LABEL_MAX 256
 #define P11_NO_BUFFER UINT64_MAX
 
-struct p11_reader {
-	const uint8_t *p;
-	size_t len, off;
-	bool bad;
-};
-
-struct p11_writer {
-	uint8_t *p;
-	size_t cap, len;
-	bool bad;
-};
-
 /* One attribute of a decoded template: value points into the frame. */
 struct p11_attr {
 	uint64_t type;
@@ -120,39 +112,20 @@ struct p11_template {
 	uint32_t n;
 };
 
-void p11_reader_init(struct p11_reader *r, const void *p, size_t len);
-uint8_t p11_get_u8(struct p11_reader *r);
-uint32_t p11_get_u32(struct p11_reader *r);
-uint64_t p11_get_u64(struct p11_reader *r);
 /* A byte string of at most max bytes: *len set, the bytes returned (in
  * the frame), or NULL with r->bad set. */
-const uint8_t *p11_get_bytes(struct p11_reader *r, uint32_t *len, uint32_t max);
-/* Exactly n raw bytes (no length prefix). */
-const uint8_t *p11_get_raw(struct p11_reader *r, size_t n);
+const uint8_t *p11_get_bytes(struct wire_reader *r, uint32_t *len, uint32_t max);
 /* A template: u32 n <= P11_ATTRS_MAX, n x (u64 type, bytes value). */
-void p11_get_template(struct p11_reader *r, struct p11_template *t);
-/* True if the whole body was read without a failure. */
-bool p11_reader_done(const struct p11_reader *r);
-
-void p11_writer_init(struct p11_writer *w, void *p, size_t cap);
-void p11_put_u8(struct p11_writer *w, uint8_t v);
-void p11_put_u32(struct p11_writer *w, uint32_t v);
-void p11_put_u64(struct p11_writer *w, uint64_t v);
-void p11_put_bytes(struct p11_writer *w, const void *p, size_t len);
-void p11_put_raw(struct p11_writer *w, const void *p, size_t len);
-/* Room for a byte string of len bytes, its prefix written: the caller
- * fills it (NULL with w->bad set if it does not fit). */
-uint8_t *p11_put_bytes_room(struct p11_writer *w, size_t len);
-void p11_put_template(struct p11_writer *w, const CK_ATTRIBUTE *a, unsigned long n);
+void p11_get_template(struct wire_reader *r, struct p11_template *t);
+void p11_put_template(struct wire_writer *w, const CK_ATTRIBUTE *a, unsigned long n);
 
 /* The body length in a frame's 4-byte header, or 0 if out of bounds
  * (0 or > P11_BODY_MAX): the connection is then ended. */
 uint32_t p11_frame_len(const uint8_t hdr[4]);
-void p11_frame_hdr(uint8_t hdr[4], uint32_t len);
 
 /* Request and reply headers. */
-void p11_put_request(struct p11_writer *w, enum p11_op op, const uint8_t app[P11_APP_ID]);
-void p11_put_reply(struct p11_writer *w, uint8_t op, CK_RV rv);
+void p11_put_request(struct wire_writer *w, enum p11_op op, const uint8_t app[P11_APP_ID]);
+void p11_put_reply(struct wire_writer *w, uint8_t op, CK_RV rv);
 
 /* CK_ULONG and CK_BBOOL attribute values as they travel. */
 bool p11_attr_ulong(const struct p11_attr *a, CK_ULONG *v);

@@ -182,7 +182,7 @@ static bool present(void)
 	begin(P11_OP_PING);
 	if (send_call() != CKR_OK)
 		return false;
-	uint32_t yes = p11_get_u32(&call.r);
+	uint32_t yes = wire_get_u32(&call.r);
 	return rpc_end(&call, CKR_OK) == CKR_OK && yes == 1;
 }
 
@@ -228,10 +228,10 @@ EXPORT CK_RV C_GetTokenInfo(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 		return leave(CKR_TOKEN_NOT_PRESENT);
 	if (rv != CKR_OK)
 		return leave(rv);
-	const uint8_t *label = p11_get_raw(&call.r, P11_LABEL);
-	const uint8_t *serial = p11_get_raw(&call.r, P11_SERIAL);
-	CK_FLAGS flags = p11_get_u64(&call.r);
-	uint32_t sessions = p11_get_u32(&call.r), rw = p11_get_u32(&call.r);
+	const uint8_t *label = wire_get_raw(&call.r, P11_LABEL);
+	const uint8_t *serial = wire_get_raw(&call.r, P11_SERIAL);
+	CK_FLAGS flags = wire_get_u64(&call.r);
+	uint32_t sessions = wire_get_u32(&call.r), rw = wire_get_u32(&call.r);
 	if ((rv = rpc_end(&call, rv)) != CKR_OK)
 		return leave(rv);
 	memset(info, 0, sizeof *info);
@@ -263,12 +263,12 @@ EXPORT CK_RV C_GetMechanismList(CK_SLOT_ID slot, CK_MECHANISM_TYPE_PTR list, CK_
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
-	uint32_t n = p11_get_u32(&call.r);
+	uint32_t n = wire_get_u32(&call.r);
 	if (n > 64)
 		return leave(CKR_DEVICE_ERROR);
 	CK_MECHANISM_TYPE m[64];
 	for (uint32_t i = 0; i < n; i++)
-		m[i] = p11_get_u64(&call.r);
+		m[i] = wire_get_u64(&call.r);
 	if ((rv = rpc_end(&call, rv)) != CKR_OK)
 		return leave(rv);
 	if (list && *count < n)
@@ -287,13 +287,13 @@ EXPORT CK_RV C_GetMechanismInfo(CK_SLOT_ID slot, CK_MECHANISM_TYPE type, CK_MECH
 	if (!info)
 		return leave(CKR_ARGUMENTS_BAD);
 	begin(P11_OP_MECH_INFO);
-	p11_put_u64(&call.w, type);
+	wire_put_u64(&call.w, type);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
-	info->ulMinKeySize = p11_get_u64(&call.r);
-	info->ulMaxKeySize = p11_get_u64(&call.r);
-	info->flags = p11_get_u64(&call.r);
+	info->ulMinKeySize = wire_get_u64(&call.r);
+	info->ulMaxKeySize = wire_get_u64(&call.r);
+	info->flags = wire_get_u64(&call.r);
 	return leave(rpc_end(&call, rv));
 }
 
@@ -309,8 +309,8 @@ EXPORT CK_RV C_InitToken(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_
 	if (len > P11_PIN_MAX)
 		return leave(CKR_PIN_LEN_RANGE);
 	begin(P11_OP_INIT_TOKEN);
-	p11_put_bytes(&call.w, pin, len);
-	p11_put_raw(&call.w, label, P11_LABEL);
+	wire_put_string(&call.w, pin, len);
+	wire_put_raw(&call.w, label, P11_LABEL);
 	sign_memo_clear();
 	return simple();
 }
@@ -322,7 +322,7 @@ static CK_RV put_pin(CK_UTF8CHAR_PTR pin, CK_ULONG len)
 		return CKR_ARGUMENTS_BAD;
 	if (len > P11_PIN_MAX)
 		return CKR_PIN_LEN_RANGE;
-	p11_put_bytes(&call.w, pin, len);
+	wire_put_string(&call.w, pin, len);
 	return CKR_OK;
 }
 
@@ -330,7 +330,7 @@ EXPORT CK_RV C_InitPIN(CK_SESSION_HANDLE s, CK_UTF8CHAR_PTR pin, CK_ULONG len)
 {
 	ENTER();
 	begin(P11_OP_INIT_PIN);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = put_pin(pin, len);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
@@ -340,7 +340,7 @@ EXPORT CK_RV C_SetPIN(CK_SESSION_HANDLE s, CK_UTF8CHAR_PTR old, CK_ULONG olen, C
 {
 	ENTER();
 	begin(P11_OP_SET_PIN);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = put_pin(old, olen);
 	if (rv == CKR_OK)
 		rv = put_pin(new, nlen);
@@ -356,11 +356,11 @@ EXPORT CK_RV C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR app_arg,
 	if (!s)
 		return leave(CKR_ARGUMENTS_BAD);
 	begin(P11_OP_OPEN_SESSION);
-	p11_put_u64(&call.w, flags);
+	wire_put_u64(&call.w, flags);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
-	CK_SESSION_HANDLE h = p11_get_u64(&call.r);
+	CK_SESSION_HANDLE h = wire_get_u64(&call.r);
 	if ((rv = rpc_end(&call, rv)) == CKR_OK)
 		*s = h;
 	return leave(rv);
@@ -371,7 +371,7 @@ static CK_RV session_call(enum p11_op op, CK_SESSION_HANDLE s)
 {
 	ENTER();
 	begin(op);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	return simple();
 }
 
@@ -380,7 +380,7 @@ EXPORT CK_RV C_CloseSession(CK_SESSION_HANDLE s)
 	ENTER();
 	sign_memo_drop(s);
 	begin(P11_OP_CLOSE_SESSION);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	return simple();
 }
 
@@ -400,13 +400,13 @@ EXPORT CK_RV C_GetSessionInfo(CK_SESSION_HANDLE s, CK_SESSION_INFO_PTR info)
 	if (!info)
 		return leave(CKR_ARGUMENTS_BAD);
 	begin(P11_OP_SESSION_INFO);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
 	info->slotID = SLOT_ID;
-	info->state = p11_get_u64(&call.r);
-	info->flags = p11_get_u64(&call.r);
+	info->state = wire_get_u64(&call.r);
+	info->flags = wire_get_u64(&call.r);
 	info->ulDeviceError = 0;
 	return leave(rpc_end(&call, rv));
 }
@@ -415,8 +415,8 @@ EXPORT CK_RV C_Login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin,
 {
 	ENTER();
 	begin(P11_OP_LOGIN);
-	p11_put_u64(&call.w, s);
-	p11_put_u64(&call.w, who);
+	wire_put_u64(&call.w, s);
+	wire_put_u64(&call.w, who);
 	CK_RV rv = put_pin(pin, len);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
@@ -426,7 +426,7 @@ EXPORT CK_RV C_Logout(CK_SESSION_HANDLE s)
 	ENTER();
 	sign_memo_clear(); /* the token ends the sessions' operations */
 	begin(P11_OP_LOGOUT);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	return simple();
 }
 
@@ -450,7 +450,7 @@ static CK_RV handle_result(CK_OBJECT_HANDLE_PTR out)
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
-	CK_OBJECT_HANDLE h = p11_get_u64(&call.r);
+	CK_OBJECT_HANDLE h = wire_get_u64(&call.r);
 	if ((rv = rpc_end(&call, rv)) == CKR_OK)
 		*out = h;
 	return leave(rv);
@@ -462,7 +462,7 @@ EXPORT CK_RV C_CreateObject(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 	if (!o)
 		return leave(CKR_ARGUMENTS_BAD);
 	begin(P11_OP_CREATE_OBJECT);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = put_template(t, n);
 	return rv != CKR_OK ? leave(rv) : handle_result(o);
 }
@@ -472,8 +472,8 @@ EXPORT CK_RV C_DestroyObject(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o)
 	ENTER();
 	sign_memo_unsure();
 	begin(P11_OP_DESTROY_OBJECT);
-	p11_put_u64(&call.w, s);
-	p11_put_u64(&call.w, o);
+	wire_put_u64(&call.w, s);
+	wire_put_u64(&call.w, o);
 	return simple();
 }
 
@@ -483,21 +483,21 @@ EXPORT CK_RV C_GetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATT
 	if ((!t && n) || n > P11_ATTRS_MAX)
 		return leave(CKR_ARGUMENTS_BAD);
 	begin(P11_OP_GET_ATTRS);
-	p11_put_u64(&call.w, s);
-	p11_put_u64(&call.w, o);
-	p11_put_u32(&call.w, (uint32_t)n);
+	wire_put_u64(&call.w, s);
+	wire_put_u64(&call.w, o);
+	wire_put_u32(&call.w, (uint32_t)n);
 	for (CK_ULONG i = 0; i < n; i++) {
-		p11_put_u64(&call.w, t[i].type);
-		p11_put_u64(&call.w, t[i].pValue ? t[i].ulValueLen : P11_NO_BUFFER);
+		wire_put_u64(&call.w, t[i].type);
+		wire_put_u64(&call.w, t[i].pValue ? t[i].ulValueLen : P11_NO_BUFFER);
 	}
 	CK_RV rv = send_call();
 	if (rv != CKR_OK && rv != CKR_ATTRIBUTE_SENSITIVE && rv != CKR_ATTRIBUTE_TYPE_INVALID &&
 	    rv != CKR_BUFFER_TOO_SMALL)
 		return leave(rv);
-	if (p11_get_u32(&call.r) != n)
+	if (wire_get_u32(&call.r) != n)
 		return leave(CKR_DEVICE_ERROR);
 	for (CK_ULONG i = 0; i < n; i++) {
-		uint64_t vlen = p11_get_u64(&call.r);
+		uint64_t vlen = wire_get_u64(&call.r);
 		uint32_t got;
 		const uint8_t *v = p11_get_bytes(&call.r, &got, P11_BODY_MAX);
 		if (call.r.bad)
@@ -517,8 +517,8 @@ EXPORT CK_RV C_SetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATT
 	ENTER();
 	sign_memo_unsure();
 	begin(P11_OP_SET_ATTRS);
-	p11_put_u64(&call.w, s);
-	p11_put_u64(&call.w, o);
+	wire_put_u64(&call.w, s);
+	wire_put_u64(&call.w, o);
 	CK_RV rv = put_template(t, n);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
@@ -527,7 +527,7 @@ EXPORT CK_RV C_FindObjectsInit(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG
 {
 	ENTER();
 	begin(P11_OP_FIND_INIT);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = put_template(t, n);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
@@ -538,16 +538,16 @@ EXPORT CK_RV C_FindObjects(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE_PTR out, CK_ULO
 	if (!out || !count)
 		return leave(CKR_ARGUMENTS_BAD);
 	begin(P11_OP_FIND);
-	p11_put_u64(&call.w, s);
-	p11_put_u32(&call.w, max > P11_FIND_MAX ? P11_FIND_MAX : (uint32_t)max);
+	wire_put_u64(&call.w, s);
+	wire_put_u32(&call.w, max > P11_FIND_MAX ? P11_FIND_MAX : (uint32_t)max);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
-	uint32_t n = p11_get_u32(&call.r);
+	uint32_t n = wire_get_u32(&call.r);
 	if (n > max || n > P11_FIND_MAX)
 		return leave(CKR_DEVICE_ERROR);
 	for (uint32_t i = 0; i < n; i++)
-		out[i] = p11_get_u64(&call.r);
+		out[i] = wire_get_u64(&call.r);
 	if ((rv = rpc_end(&call, rv)) == CKR_OK)
 		*count = n;
 	return leave(rv);
@@ -565,8 +565,8 @@ static CK_RV put_mechanism(CK_MECHANISM_PTR m)
 		return CKR_ARGUMENTS_BAD;
 	if (m->ulParameterLen > P11_ATTR_VALUE_MAX)
 		return CKR_MECHANISM_PARAM_INVALID;
-	p11_put_u64(&call.w, m->mechanism);
-	p11_put_bytes(&call.w, m->pParameter, m->ulParameterLen);
+	wire_put_u64(&call.w, m->mechanism);
+	wire_put_string(&call.w, m->pParameter, m->ulParameterLen);
 	return CKR_OK;
 }
 
@@ -578,7 +578,7 @@ EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRI
 	if (!pub || !priv)
 		return leave(CKR_ARGUMENTS_BAD);
 	begin(P11_OP_GENERATE_KEY_PAIR);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = put_mechanism(m);
 	if (rv == CKR_OK)
 		rv = put_template(pt, pn);
@@ -588,7 +588,7 @@ EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRI
 		rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
-	CK_OBJECT_HANDLE a = p11_get_u64(&call.r), b = p11_get_u64(&call.r);
+	CK_OBJECT_HANDLE a = wire_get_u64(&call.r), b = wire_get_u64(&call.r);
 	if ((rv = rpc_end(&call, rv)) == CKR_OK) {
 		*pub = a;
 		*priv = b;
@@ -599,10 +599,10 @@ EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRI
 /* C_SignInit's arguments as they travel. */
 static void put_sign_init(const struct sign_init *i)
 {
-	p11_put_u64(&call.w, i->session);
-	p11_put_u64(&call.w, i->mech);
-	p11_put_bytes(&call.w, i->param, i->plen);
-	p11_put_u64(&call.w, i->key);
+	wire_put_u64(&call.w, i->session);
+	wire_put_u64(&call.w, i->mech);
+	wire_put_string(&call.w, i->param, i->plen);
+	wire_put_u64(&call.w, i->key);
 }
 
 /* A C_SignInit the token accepted before on this session goes with the
@@ -611,11 +611,11 @@ EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDL
 {
 	ENTER();
 	begin(P11_OP_SIGN_INIT);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = put_mechanism(m);
 	if (rv != CKR_OK)
 		return leave(rv);
-	p11_put_u64(&call.w, key);
+	wire_put_u64(&call.w, key);
 	if (sign_memo_deferred(s)) /* an operation waits: the token would say so */
 		return leave(CKR_OPERATION_ACTIVE);
 	struct sign_init i;
@@ -673,15 +673,15 @@ static CK_RV put_decrypt_mechanism(CK_MECHANISM_PTR m)
 	    p->ulSourceDataLen > P11_OAEP_LABEL_MAX)
 		return CKR_MECHANISM_PARAM_INVALID;
 	uint8_t flat[3 * 8 + P11_OAEP_LABEL_MAX];
-	struct p11_writer w;
-	p11_writer_init(&w, flat, sizeof flat);
-	p11_put_u64(&w, p->hashAlg);
-	p11_put_u64(&w, p->mgf);
-	p11_put_u64(&w, p->source);
+	struct wire_writer w;
+	wire_writer_init(&w, flat, sizeof flat);
+	wire_put_u64(&w, p->hashAlg);
+	wire_put_u64(&w, p->mgf);
+	wire_put_u64(&w, p->source);
 	if (p->ulSourceDataLen)
-		p11_put_raw(&w, p->pSourceData, p->ulSourceDataLen);
-	p11_put_u64(&call.w, m->mechanism);
-	p11_put_bytes(&call.w, flat, w.len);
+		wire_put_raw(&w, p->pSourceData, p->ulSourceDataLen);
+	wire_put_u64(&call.w, m->mechanism);
+	wire_put_string(&call.w, flat, w.len);
 	return CKR_OK;
 }
 
@@ -689,11 +689,11 @@ EXPORT CK_RV C_DecryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HA
 {
 	ENTER();
 	begin(P11_OP_DECRYPT_INIT);
-	p11_put_u64(&call.w, s);
+	wire_put_u64(&call.w, s);
 	CK_RV rv = put_decrypt_mechanism(m);
 	if (rv != CKR_OK)
 		return leave(rv);
-	p11_put_u64(&call.w, key);
+	wire_put_u64(&call.w, key);
 	return simple();
 }
 
@@ -705,7 +705,7 @@ static CK_RV sign_result(CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 	CK_RV rv = send_call();
 	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
 		return rv;
-	uint64_t len = p11_get_u64(&call.r);
+	uint64_t len = wire_get_u64(&call.r);
 	uint32_t got;
 	const uint8_t *v = p11_get_bytes(&call.r, &got, P11_BODY_MAX);
 	if ((rv = rpc_end(&call, rv)) != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
@@ -724,9 +724,9 @@ static void put_sign_head(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, 
 	begin(op);
 	if (init)
 		put_sign_init(init);
-	p11_put_u64(&call.w, s);
-	p11_put_u8(&call.w, !sig);
-	p11_put_u64(&call.w, sig ? *siglen : 0);
+	wire_put_u64(&call.w, s);
+	wire_put_u8(&call.w, !sig);
+	wire_put_u64(&call.w, sig ? *siglen : 0);
 }
 
 static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
@@ -734,8 +734,8 @@ static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 	for (CK_ULONG done = 0; done < len;) {
 		CK_ULONG n = len - done < P11_DATA_MAX ? len - done : P11_DATA_MAX;
 		begin(P11_OP_SIGN_UPDATE);
-		p11_put_u64(&call.w, s);
-		p11_put_bytes(&call.w, data + done, n);
+		wire_put_u64(&call.w, s);
+		wire_put_string(&call.w, data + done, n);
 		CK_RV rv = send_call();
 		if (rv == CKR_OK)
 			rv = rpc_end(&call, rv);
@@ -756,7 +756,7 @@ EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYT
 	if (len > P11_DATA_MAX)
 		return leave(CKR_ENCRYPTED_DATA_LEN_RANGE);
 	put_sign_head(P11_OP_DECRYPT, s, out, outlen, NULL);
-	p11_put_bytes(&call.w, in, len);
+	wire_put_string(&call.w, in, len);
 	return leave(sign_result(out, outlen));
 }
 
@@ -775,7 +775,7 @@ EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE
 		return leave(rv);
 	put_sign_head(with_init ? P11_OP_SIGN_INIT_SIGN : P11_OP_SIGN, s, big ? NULL : sig, siglen,
 		      with_init ? &init : NULL);
-	p11_put_bytes(&call.w, data, big ? 0 : len);
+	wire_put_string(&call.w, data, big ? 0 : len);
 	CK_ULONG room = siglen ? *siglen : 0;
 	rv = sign_result(big ? NULL : sig, siglen);
 	if (!big || rv != CKR_OK || !sig)
@@ -832,8 +832,8 @@ EXPORT CK_RV C_GenerateRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG len
 	for (CK_ULONG done = 0; done < len;) {
 		uint32_t n = len - done < P11_RANDOM_MAX ? (uint32_t)(len - done) : P11_RANDOM_MAX;
 		begin(P11_OP_GENERATE_RANDOM);
-		p11_put_u64(&call.w, s);
-		p11_put_u32(&call.w, n);
+		wire_put_u64(&call.w, s);
+		wire_put_u32(&call.w, n);
 		CK_RV rv = send_call();
 		if (rv != CKR_OK)
 			return leave(rv);

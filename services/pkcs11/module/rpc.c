@@ -29,9 +29,10 @@ static void debug(const char *what, int err)
 void rpc_begin(struct rpc *c, enum p11_op op, const uint8_t app[P11_APP_ID])
 {
 	c->op = op;
-	p11_writer_init(&c->w, req + 4, P11_BODY_MAX);
+	wire_writer_init(&c->w, req + 4, P11_BODY_MAX);
 	p11_put_request(&c->w, op, app);
-	p11_reader_init(&c->r, rep, 0);
+	wire_reader_init(&c->r, rep, 0);
+	c->replied = 0;
 }
 
 static int connect_to(const char *path)
@@ -108,7 +109,7 @@ CK_RV rpc_call(struct rpc *c, const char *sock)
 		close(conn);
 		conn = -1;
 	}
-	p11_frame_hdr(req, (uint32_t)c->w.len);
+	wire_frame_hdr(req, (uint32_t)c->w.len);
 	uint32_t len = 0;
 	for (;;) {
 		bool kept = conn >= 0;
@@ -126,9 +127,10 @@ CK_RV rpc_call(struct rpc *c, const char *sock)
 		if (e == FAILED || !kept)
 			return CKR_DEVICE_ERROR;
 	}
-	p11_reader_init(&c->r, rep, len);
-	uint8_t version = p11_get_u8(&c->r), op = p11_get_u8(&c->r);
-	CK_RV rv = p11_get_u64(&c->r);
+	wire_reader_init(&c->r, rep, len);
+	c->replied = len;
+	uint8_t version = wire_get_u8(&c->r), op = wire_get_u8(&c->r);
+	CK_RV rv = wire_get_u64(&c->r);
 	if (c->r.bad || version != P11_VERSION || op != c->op) {
 		debug("malformed reply from the token", 0);
 		rpc_disconnect(); /* its frames may be out of step */
@@ -139,7 +141,7 @@ CK_RV rpc_call(struct rpc *c, const char *sock)
 
 CK_RV rpc_end(struct rpc *c, CK_RV rv)
 {
-	if (!p11_reader_done(&c->r)) {
+	if (!wire_done(&c->r)) {
 		debug("reply with unexpected contents", 0);
 		return CKR_DEVICE_ERROR;
 	}
@@ -149,5 +151,5 @@ CK_RV rpc_end(struct rpc *c, CK_RV rv)
 void rpc_wipe(struct rpc *c)
 {
 	explicit_bzero(req, 4 + c->w.len);
-	explicit_bzero(rep, c->r.len);
+	explicit_bzero(rep, c->replied);
 }

@@ -15,8 +15,9 @@
 
 struct rpc {
 	enum p11_op op;
-	struct p11_writer w; /* the request's arguments go here */
-	struct p11_reader r; /* the reply's results come from here */
+	struct wire_writer w; /* the request's arguments go here */
+	struct wire_reader r; /* the reply's results come from here */
+	size_t replied;	      /* the reply's length */
 };
 
 /* Starts a request for the application app. */

@@ -1,118 +1,10 @@
 /* SPDX-License-Identifier: ISC */
-/* The ssh-agent wire format: see agent_wire.h. Every length a client
- * sends is checked against what is left before anything is used; a
- * reader that ran short stays failed, so a parser can read all fields and
- * check once at the end. */
+/* The ssh-agent wire format: see agent_wire.h. Its integers, strings and
+ * frames are services/common's codec (wire.h), which checks every length a
+ * client sends against what is left before anything is used. */
 #include "agent_wire.h"
 
 #include <string.h>
-
-void wire_reader_init(struct wire_reader *r, const void *p, size_t len)
-{
-	r->p = p;
-	r->left = len;
-	r->bad = false;
-}
-
-static const uint8_t *take(struct wire_reader *r, size_t n)
-{
-	if (r->bad || n > r->left) {
-		r->bad = true;
-		r->left = 0;
-		return NULL;
-	}
-	const uint8_t *p = r->p;
-	r->p += n;
-	r->left -= n;
-	return p;
-}
-
-uint8_t wire_get_u8(struct wire_reader *r)
-{
-	const uint8_t *p = take(r, 1);
-	return p ? p[0] : 0;
-}
-
-uint32_t wire_get_u32(struct wire_reader *r)
-{
-	const uint8_t *p = take(r, 4);
-	return p ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3] : 0;
-}
-
-struct wire_bytes wire_get_string(struct wire_reader *r)
-{
-	struct wire_bytes b = { NULL, 0 };
-	uint32_t n = wire_get_u32(r);
-	const uint8_t *p = take(r, n);
-	if (p) {
-		b.p = p;
-		b.len = n;
-	}
-	return b;
-}
-
-struct wire_bytes wire_get_rest(struct wire_reader *r)
-{
-	struct wire_bytes b = { r->bad ? NULL : r->p, r->bad ? 0 : r->left };
-	take(r, b.len);
-	return b;
-}
-
-bool wire_done(const struct wire_reader *r)
-{
-	return !r->bad && r->left == 0;
-}
-
-bool wire_bytes_eq(struct wire_bytes b, const char *s)
-{
-	size_t n = strlen(s);
-	return b.p && b.len == n && memcmp(b.p, s, n) == 0;
-}
-
-void wire_writer_init(struct wire_writer *w, void *buf, size_t cap)
-{
-	w->p = buf;
-	w->cap = cap;
-	w->len = 0;
-	w->bad = false;
-}
-
-void wire_put_raw(struct wire_writer *w, const void *p, size_t n)
-{
-	if (w->bad || n > w->cap - w->len) {
-		w->bad = true;
-		return;
-	}
-	if (n)
-		memcpy(w->p + w->len, p, n);
-	w->len += n;
-}
-
-void wire_put_u8(struct wire_writer *w, uint8_t v)
-{
-	wire_put_raw(w, &v, 1);
-}
-
-void wire_put_u32(struct wire_writer *w, uint32_t v)
-{
-	uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
-	wire_put_raw(w, b, 4);
-}
-
-void wire_put_string(struct wire_writer *w, const void *p, size_t n)
-{
-	if (n > UINT32_MAX) {
-		w->bad = true;
-		return;
-	}
-	wire_put_u32(w, (uint32_t)n);
-	wire_put_raw(w, p, n);
-}
-
-void wire_put_cstring(struct wire_writer *w, const char *s)
-{
-	wire_put_string(w, s, strlen(s));
-}
 
 void wire_put_mpint(struct wire_writer *w, const uint8_t *be, size_t n)
 {
@@ -129,32 +21,9 @@ void wire_put_mpint(struct wire_writer *w, const uint8_t *be, size_t n)
 	wire_put_raw(w, be, n);
 }
 
-size_t wire_begin_string(struct wire_writer *w)
-{
-	size_t mark = w->len;
-	wire_put_u32(w, 0);
-	return mark;
-}
-
-void wire_end_string(struct wire_writer *w, size_t mark)
-{
-	if (w->bad)
-		return;
-	size_t n = w->len - mark - 4;
-	if (n > UINT32_MAX) {
-		w->bad = true;
-		return;
-	}
-	w->p[mark] = (uint8_t)(n >> 24);
-	w->p[mark + 1] = (uint8_t)(n >> 16);
-	w->p[mark + 2] = (uint8_t)(n >> 8);
-	w->p[mark + 3] = (uint8_t)n;
-}
-
 uint32_t agent_frame_len(const uint8_t hdr[4])
 {
-	uint32_t n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-	return n > AGENT_MSG_MAX ? 0 : n;
+	return wire_frame_len(hdr, AGENT_MSG_MAX);
 }
 
 void wire_put_p256_blob(struct wire_writer *w, const uint8_t point[AGENT_P256_POINT])

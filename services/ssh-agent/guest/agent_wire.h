@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The ssh-agent protocol's wire format (draft-miller-ssh-agent, as OpenSSH
- * implements it): a bounded reader and writer for its data types, and the
- * parser that turns one request message into a struct agent_request.
+ * implements it): its data types on services/common's codec (wire.h:
+ * integers, strings, frames), and the parser that turns one request
+ * message into a struct agent_request.
  *
  * Pure C with no dependencies beyond <string.h>, so the same object is
- * built into the agent guest and on the host, where unit tests and a
- * libFuzzer target drive it. The parser never copies: every field of a
- * parsed request points into the message it was given, and the caller
- * wipes that message after use (it may hold a private key).
+ * built into the agent guest and on the host, where unit tests, a
+ * libFuzzer target and cloak-ssh-keygen use it. The parser never copies:
+ * every field of a parsed request points into the message it was given,
+ * and the caller wipes that message after use (it may hold a private key).
  *
  * Framing: every message is a uint32 length then that many bytes, the
  * first of which is the message type. A length of 0 or above
@@ -20,6 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "wire.h"
 
 /* Message numbers (draft section "Message numbers"). */
 enum {
@@ -116,45 +119,9 @@ enum agent_key_type {
 #define AGENT_EXT_KEYGEN "keygen@cloak"
 #define AGENT_EXT_KEYHASH "keyhash@cloak" /* test hook, see docs/ssh-agent.md */
 
-struct wire_bytes {
-	const uint8_t *p;
-	size_t len;
-};
-
-struct wire_reader {
-	const uint8_t *p;
-	size_t left;
-	bool bad; /* a read ran past the end: every later read fails too */
-};
-
-struct wire_writer {
-	uint8_t *p;
-	size_t cap, len;
-	bool bad; /* a write did not fit: the output is unusable */
-};
-
-void wire_reader_init(struct wire_reader *r, const void *p, size_t len);
-uint8_t wire_get_u8(struct wire_reader *r);
-uint32_t wire_get_u32(struct wire_reader *r);
-struct wire_bytes wire_get_string(struct wire_reader *r);
-/* The rest of the input, consumed. */
-struct wire_bytes wire_get_rest(struct wire_reader *r);
-/* True when nothing went wrong and every byte was consumed. */
-bool wire_done(const struct wire_reader *r);
-bool wire_bytes_eq(struct wire_bytes b, const char *s);
-
-void wire_writer_init(struct wire_writer *w, void *buf, size_t cap);
-void wire_put_u8(struct wire_writer *w, uint8_t v);
-void wire_put_u32(struct wire_writer *w, uint32_t v);
-void wire_put_raw(struct wire_writer *w, const void *p, size_t n);
-void wire_put_string(struct wire_writer *w, const void *p, size_t n);
-void wire_put_cstring(struct wire_writer *w, const char *s);
 /* An unsigned big-endian number as an SSH mpint: leading zeros dropped,
  * one zero byte added when the top bit is set. */
 void wire_put_mpint(struct wire_writer *w, const uint8_t *be, size_t n);
-/* Nested strings: begin returns a mark, end fills in the length. */
-size_t wire_begin_string(struct wire_writer *w);
-void wire_end_string(struct wire_writer *w, size_t mark);
 
 /* Frame header: returns the body length, or 0 if the connection must be
  * closed (a zero-length message, or one above AGENT_MSG_MAX). */

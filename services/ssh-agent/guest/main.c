@@ -22,7 +22,7 @@
 
 #include "compat.h"
 #include "entropy.h"
-#include "options.h"
+#include "service.h"
 #include "agent.h"
 #include "wipe.h"
 #include "cloak/channel.h"
@@ -56,24 +56,6 @@ static void env_delay(void *ctx, uint64_t ns)
 }
 
 static struct agent_env env = { env_now, env_seed, env_delay, NULL, false, false };
-
-/* Zeroes the stack below the caller's frame, where the request handler
- * and BearSSL kept their temporaries (scalars in other encodings, nonces,
- * hash states). BearSSL's deepest use is a few KiB. */
-__attribute__((noinline)) static void wipe_stack(void)
-{
-	uint8_t below[32 * 1024];
-	wipe(below, sizeof below);
-}
-
-/* Zeroes the first n bytes of the bounce pool: reads of private data are
- * copied through its start (at most its size per call). */
-static void wipe_bounce(size_t n)
-{
-	size_t size;
-	void *b = cloak_bounce_area(&size);
-	wipe(b, n < size ? n : size);
-}
 
 /* Reads exactly n bytes by the deadline, waking at each key expiry to
  * remove the expired keys on time even while a client is connected. */
@@ -123,10 +105,7 @@ static const char *serve(int h)
 		size_t n = agent_handle(&agent, msg, len, reply + 4);
 		wipe(msg, len); /* the handled request */
 		wipe_stack();
-		reply[0] = (uint8_t)(n >> 24);
-		reply[1] = (uint8_t)(n >> 16);
-		reply[2] = (uint8_t)(n >> 8);
-		reply[3] = (uint8_t)n;
+		wire_frame_hdr(reply, (uint32_t)n);
 		r = cloak_chan_write(h, reply, 4 + n, cloak_time_ns() + message_ns);
 		if (r == -CLOAK_EPIPE)
 			return NULL;
@@ -138,15 +117,7 @@ static const char *serve(int h)
 int main(int argc, char **argv)
 {
 	compat_init(); /* before the first BearSSL call */
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--test-hooks")) {
-			env.test_hooks = true;
-		} else if (!service_timeout_option("ssh-agent", argv[i], &idle_ns, &message_ns)) {
-			printf("ssh-agent: unknown option '%s' (known: --idle=S, "
-			       "--message-timeout=S, --test-hooks)\n", argv[i]);
-			return 2;
-		}
-	}
+	service_options("ssh-agent", argc, argv, "--test-hooks", &env.test_hooks, &idle_ns, &message_ns);
 	env.native_cpu = (cloak_boot_info()->capabilities & CLOAK_CAP_NATIVE_CPU) != 0;
 	agent_init(&agent, &env);
 	/* Fail at start, not at the first keygen, if there is no entropy. */
@@ -157,14 +128,9 @@ int main(int argc, char **argv)
 		printf("ssh-agent: no entropy source works (%s)\n", entropy_report);
 		return 1;
 	}
-	if (!cloak_protection())
-		printf("ssh-agent: warning: memory protection is off\n");
-	int h = cloak_chan_open(CHANNEL);
-	if (h < 0) {
-		printf("ssh-agent: no channel '" CHANNEL "' (%d): run with --channel "
-		       CHANNEL "=listen:SOCKET\n", h);
+	int h = service_open("ssh-agent", CHANNEL);
+	if (h < 0)
 		return 1;
-	}
 	printf("ssh-agent: ready; protection 0x%llx; %s; key types ecdsa-sha2-nistp256%s%s\n",
 	       (unsigned long long)cloak_protection(), entropy_report,
 	       env.native_cpu ? ", ssh-ed25519, ssh-rsa"
@@ -172,17 +138,5 @@ int main(int argc, char **argv)
 				"code, where libsodium's Ed25519 has SSE arithmetic and an RSA "
 				"signature takes tens of seconds)",
 	       env.test_hooks ? "; test hooks on" : "");
-	for (;;) {
-		const char *why = serve(h);
-		if (why) {
-			if (*why)
-				printf("ssh-agent: hung up on a client: %s\n", why);
-			cloak_chan_hangup(h);
-		}
-		h = cloak_chan_open(CHANNEL);
-		if (h < 0) {
-			printf("ssh-agent: channel error %d\n", h);
-			return 1;
-		}
-	}
+	return service_loop("ssh-agent", CHANNEL, h, serve);
 }
