@@ -52,6 +52,13 @@ static void begin(enum p11_op op, const uint8_t *app)
 	p11_put_request(&w, op, app);
 }
 
+/* A request from app1 on the session of setup(), its handle written. */
+static void begin_session(enum p11_op op)
+{
+	begin(op, app1);
+	wire_put_u64(&w, session);
+}
+
 /* Sends the request; returns the CK_RV, r positioned on the results. */
 static CK_RV send_req(void)
 {
@@ -81,21 +88,46 @@ static CK_RV login(uint64_t s, CK_USER_TYPE who, const char *pin)
 	return send_req();
 }
 
+/* A key pair by mech from two-attribute templates: the CK_RV; pub and
+ * priv set if CKR_OK. */
+static CK_RV gen_pair(CK_MECHANISM_TYPE mech, CK_ATTRIBUTE pt[2], CK_ATTRIBUTE kt[2])
+{
+	begin_session(P11_OP_GENERATE_KEY_PAIR);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, NULL, 0);
+	p11_put_template(&w, pt, 2);
+	p11_put_template(&w, kt, 2);
+	CK_RV rv = send_req();
+	if (rv == CKR_OK) {
+		pub = wire_get_u64(&r);
+		priv = wire_get_u64(&r);
+		assert_true(wire_done(&r));
+	}
+	return rv;
+}
+
 static void keygen(const uint8_t *params, size_t len)
 {
 	CK_BBOOL yes = 1;
 	CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, (void *)params, len }, { CKA_TOKEN, &yes, 1 } };
 	CK_ATTRIBUTE kt[] = { { CKA_TOKEN, &yes, 1 }, { CKA_ID, "k", 1 } };
-	begin(P11_OP_GENERATE_KEY_PAIR, app1);
-	wire_put_u64(&w, session);
-	wire_put_u64(&w, CKM_EC_KEY_PAIR_GEN);
-	wire_put_string(&w, NULL, 0);
-	p11_put_template(&w, pt, 2);
-	p11_put_template(&w, kt, 2);
-	assert_int_equal(send_req(), CKR_OK);
-	pub = wire_get_u64(&r);
-	priv = wire_get_u64(&r);
+	assert_int_equal(gen_pair(CKM_EC_KEY_PAIR_GEN, pt, kt), CKR_OK);
+}
+
+/* The result of SIGN, SIGN_FINAL or DECRYPT: u64 length, then the bytes
+ * (none after a length query or with CKR_BUFFER_TOO_SMALL), which go to
+ * dst (room for cap), *got of them. Returns the length. */
+static uint64_t get_result(uint8_t *dst, size_t cap, uint32_t *got)
+{
+	uint64_t n = wire_get_u64(&r);
+	struct wire_bytes v = p11_get_bytes(&r, P11_BODY_MAX);
 	assert_true(wire_done(&r));
+	assert_true(v.len == 0 || v.len == n);
+	assert_true(v.len <= cap);
+	if (v.len)
+		memcpy(dst, v.p, v.len);
+	*got = (uint32_t)v.len;
+	return n;
 }
 
 /* A token initialised, with a user PIN, a logged-in RW session and a
@@ -111,12 +143,10 @@ static int setup(void **state)
 	assert_int_equal(send_req(), CKR_OK);
 	session = open_session(app1);
 	assert_int_equal(login(session, CKU_SO, "87654321"), CKR_OK);
-	begin(P11_OP_INIT_PIN, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_INIT_PIN);
 	wire_put_string(&w, "123456", 6);
 	assert_int_equal(send_req(), CKR_OK);
-	begin(P11_OP_LOGOUT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_LOGOUT);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(login(session, CKU_USER, "123456"), CKR_OK);
 	keygen(p256, sizeof p256);
@@ -125,8 +155,7 @@ static int setup(void **state)
 
 static const uint8_t *attr(uint64_t obj, uint64_t type, uint32_t *len, CK_RV *rv)
 {
-	begin(P11_OP_GET_ATTRS, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_GET_ATTRS);
 	wire_put_u64(&w, obj);
 	wire_put_u32(&w, 1);
 	wire_put_u64(&w, type);
@@ -134,9 +163,10 @@ static const uint8_t *attr(uint64_t obj, uint64_t type, uint32_t *len, CK_RV *rv
 	*rv = send_req();
 	assert_int_equal(wire_get_u32(&r), 1);
 	wire_get_u64(&r);
-	const uint8_t *v = p11_get_bytes(&r, len, 4096);
+	struct wire_bytes v = p11_get_bytes(&r, 4096);
 	assert_true(wire_done(&r));
-	return v;
+	*len = (uint32_t)v.len;
+	return v.p;
 }
 
 static void test_frame_bounds(void **state)
@@ -151,13 +181,12 @@ static void test_frame_bounds(void **state)
 	/* A byte string longer than what is left, or than its bound. */
 	uint8_t b[] = { 0, 0, 0, 5, 'a', 'b' };
 	struct wire_reader rr;
-	uint32_t len;
 	wire_reader_init(&rr, b, sizeof b);
-	assert_null(p11_get_bytes(&rr, &len, 100));
+	assert_null(p11_get_bytes(&rr, 100).p);
 	assert_true(rr.bad);
 	b[3] = 2;
 	wire_reader_init(&rr, b, sizeof b);
-	assert_null(p11_get_bytes(&rr, &len, 1));
+	assert_null(p11_get_bytes(&rr, 1).p);
 	assert_true(rr.bad);
 	/* Not a request at all: no reply (the guest hangs up). */
 	uint8_t bad[2 + P11_APP_ID] = { 9, P11_OP_PING };
@@ -203,13 +232,11 @@ static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, b
 	}
 	if (multi) {
 		for (size_t off = 0; off < sizeof msg; off += 7) {
-			begin(P11_OP_SIGN_UPDATE, app1);
-			wire_put_u64(&w, session);
+			begin_session(P11_OP_SIGN_UPDATE);
 			wire_put_string(&w, msg + off, sizeof msg - off < 7 ? sizeof msg - off : 7);
 			assert_int_equal(send_req(), CKR_OK);
 		}
-		begin(P11_OP_SIGN_FINAL, app1);
-		wire_put_u64(&w, session);
+		begin_session(P11_OP_SIGN_FINAL);
 		wire_put_u8(&w, 0);
 		wire_put_u64(&w, 256);
 	} else {
@@ -225,12 +252,10 @@ static void sign_verify(uint64_t key, uint64_t pubkey, CK_MECHANISM_TYPE mech, b
 			wire_put_string(&w, msg, sizeof msg);
 	}
 	assert_int_equal(send_req(), CKR_OK);
-	uint64_t siglen = wire_get_u64(&r);
-	uint32_t got;
-	const uint8_t *sig = p11_get_bytes(&r, &got, 256);
-	assert_int_equal(siglen, got);
 	uint8_t s[P11_EC_SIG_MAX];
-	memcpy(s, sig, got);
+	uint32_t got;
+	uint64_t siglen = get_result(s, sizeof s, &got);
+	assert_int_equal(siglen, got);
 	uint32_t plen;
 	CK_RV rv;
 	const uint8_t *pt = attr(pubkey, CKA_EC_POINT, &plen, &rv);
@@ -257,8 +282,7 @@ static void test_sign(void **state)
 /* A plain SIGN on the session: its CK_RV (whether an operation is on). */
 static CK_RV sign_plain(const uint8_t *data, size_t len)
 {
-	begin(P11_OP_SIGN, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_SIGN);
 	wire_put_u8(&w, 0);
 	wire_put_u64(&w, 256);
 	wire_put_string(&w, data, len);
@@ -319,19 +343,16 @@ static void test_private_value(void **state)
 	/* Nor may it become readable. */
 	CK_BBOOL no = 0, yes = 1;
 	CK_ATTRIBUTE t[] = { { CKA_SENSITIVE, &no, 1 } };
-	begin(P11_OP_SET_ATTRS, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_SET_ATTRS);
 	wire_put_u64(&w, priv);
 	p11_put_template(&w, t, 1);
 	assert_int_equal(send_req(), CKR_ATTRIBUTE_READ_ONLY);
 	/* A search by value finds nothing. */
 	CK_ATTRIBUTE f[] = { { CKA_VALUE, d, sizeof d } };
-	begin(P11_OP_FIND_INIT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_FIND_INIT);
 	p11_put_template(&w, f, 1);
 	assert_int_equal(send_req(), CKR_OK);
-	begin(P11_OP_FIND, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_FIND);
 	wire_put_u32(&w, 10);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(wire_get_u32(&r), 0);
@@ -343,15 +364,13 @@ static void test_private_value(void **state)
 		CK_ATTRIBUTE imp[] = { { CKA_CLASS, &cls, sizeof cls }, { CKA_KEY_TYPE, &kt, sizeof kt },
 				       { CKA_EC_PARAMS, (void *)p256, sizeof p256 }, { CKA_VALUE, v, sizeof v },
 				       { i ? CKA_EXTRACTABLE : CKA_SENSITIVE, i ? &yes : &no, 1 } };
-		begin(P11_OP_CREATE_OBJECT, app1);
-		wire_put_u64(&w, session);
+		begin_session(P11_OP_CREATE_OBJECT);
 		p11_put_template(&w, imp, 5);
 		assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	}
 	/* Destroyed: no copy of the scalar is left anywhere in the token. */
 	assert_true(in_token(d, sizeof d));
-	begin(P11_OP_DESTROY_OBJECT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_DESTROY_OBJECT);
 	wire_put_u64(&w, priv);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_false(in_token(d, sizeof d));
@@ -371,12 +390,10 @@ static void test_sessions_and_pins(void **state)
 	wire_put_u64(&w, priv);
 	wire_put_u32(&w, 0);
 	assert_int_equal(send_req(), CKR_OBJECT_HANDLE_INVALID);
-	begin(P11_OP_LOGOUT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_LOGOUT);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(login(session, CKU_USER, "654321"), CKR_PIN_INCORRECT);
-	begin(P11_OP_SET_PIN, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_SET_PIN);
 	wire_put_string(&w, "123456", 6);
 	wire_put_string(&w, "654321", 6);
 	assert_int_equal(send_req(), CKR_OK);
@@ -397,8 +414,7 @@ static void test_apps_evicted(void **state)
 		begin(P11_OP_PING, id);
 		assert_int_equal(send_req(), CKR_OK);
 	}
-	begin(P11_OP_SESSION_INFO, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_SESSION_INFO);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(wire_get_u64(&r), CKS_RW_USER_FUNCTIONS);
 }
@@ -433,17 +449,7 @@ static void rsa_keygen(CK_ULONG bits, CK_RV want)
 	static const uint8_t f4[] = { 1, 0, 1 };
 	CK_ATTRIBUTE pt[] = { { CKA_MODULUS_BITS, &bits, sizeof bits }, { CKA_PUBLIC_EXPONENT, (void *)f4, 3 } };
 	CK_ATTRIBUTE kt[] = { { CKA_TOKEN, &yes, 1 }, { CKA_DECRYPT, &yes, 1 } };
-	begin(P11_OP_GENERATE_KEY_PAIR, app1);
-	wire_put_u64(&w, session);
-	wire_put_u64(&w, CKM_RSA_PKCS_KEY_PAIR_GEN);
-	wire_put_string(&w, NULL, 0);
-	p11_put_template(&w, pt, 2);
-	p11_put_template(&w, kt, 2);
-	assert_int_equal(send_req(), want);
-	if (want != CKR_OK)
-		return;
-	pub = wire_get_u64(&r);
-	priv = wire_get_u64(&r);
+	assert_int_equal(gen_pair(CKM_RSA_PKCS_KEY_PAIR_GEN, pt, kt), want);
 }
 
 /* The token's public key as OpenSSL's, from CKA_MODULUS and
@@ -503,8 +509,7 @@ static CK_RV rsa_sign(uint64_t key, CK_MECHANISM_TYPE mech, CK_MECHANISM_TYPE ha
 	} else if (mech == CKM_RSA_PKCS_PSS) {
 		data = in + 19, dlen = hl;
 	}
-	begin(P11_OP_SIGN_INIT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_SIGN_INIT);
 	wire_put_u64(&w, mech);
 	wire_put_string(&w, params, plen);
 	wire_put_u64(&w, key);
@@ -512,31 +517,25 @@ static CK_RV rsa_sign(uint64_t key, CK_MECHANISM_TYPE mech, CK_MECHANISM_TYPE ha
 	if (rv != CKR_OK)
 		return rv;
 	if (multi) {
-		begin(P11_OP_SIGN_UPDATE, app1);
-		wire_put_u64(&w, session);
+		begin_session(P11_OP_SIGN_UPDATE);
 		wire_put_string(&w, data, 5);
 		assert_int_equal(send_req(), CKR_OK);
-		begin(P11_OP_SIGN_UPDATE, app1);
-		wire_put_u64(&w, session);
+		begin_session(P11_OP_SIGN_UPDATE);
 		wire_put_string(&w, data + 5, dlen - 5);
 		assert_int_equal(send_req(), CKR_OK);
-		begin(P11_OP_SIGN_FINAL, app1);
-		wire_put_u64(&w, session);
+		begin_session(P11_OP_SIGN_FINAL);
 		wire_put_u8(&w, 0);
 		wire_put_u64(&w, P11_RSA_BYTES_MAX);
 	} else {
-		begin(P11_OP_SIGN, app1);
-		wire_put_u64(&w, session);
+		begin_session(P11_OP_SIGN);
 		wire_put_u8(&w, 0);
 		wire_put_u64(&w, P11_RSA_BYTES_MAX);
 		wire_put_string(&w, data, dlen);
 	}
 	if ((rv = send_req()) != CKR_OK)
 		return rv;
-	uint64_t n = wire_get_u64(&r);
-	const uint8_t *v = p11_get_bytes(&r, siglen, P11_RSA_BYTES_MAX);
+	uint64_t n = get_result(sig, P11_RSA_BYTES_MAX, siglen);
 	assert_int_equal(n, *siglen);
-	memcpy(sig, v, *siglen);
 	return CKR_OK;
 }
 
@@ -655,27 +654,23 @@ static void test_rsa_attrs_import(void **state)
 		t[3 + i] = (CK_ATTRIBUTE){ p11_rsa_attr[i], parts[i], len };
 	}
 	EVP_PKEY *pk = rsa_pubkey(pub);
-	begin(P11_OP_CREATE_OBJECT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_CREATE_OBJECT);
 	p11_put_template(&w, t, 3 + P11_RSA_PARTS);
 	assert_int_equal(send_req(), CKR_OK);
 	uint64_t imported = wire_get_u64(&r);
 	rsa_sign_verify(pk, imported, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 32, false);
 	/* A wrong coefficient. */
 	parts[P11_RSA_QINV][10] ^= 1;
-	begin(P11_OP_CREATE_OBJECT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_CREATE_OBJECT);
 	p11_put_template(&w, t, 3 + P11_RSA_PARTS);
 	assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	/* The public key alone, and a 1024-bit one (too short). */
 	cls = CKO_PUBLIC_KEY;
-	begin(P11_OP_CREATE_OBJECT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_CREATE_OBJECT);
 	p11_put_template(&w, t, 5);
 	assert_int_equal(send_req(), CKR_OK);
 	t[3].ulValueLen = 128;
-	begin(P11_OP_CREATE_OBJECT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_CREATE_OBJECT);
 	p11_put_template(&w, t, 5);
 	assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	/* Destroyed: no copy of the private exponent is left in the token. */
@@ -683,8 +678,7 @@ static void test_rsa_attrs_import(void **state)
 	memcpy(d, parts[P11_RSA_D] + 32, sizeof d);
 	for (uint64_t h = priv; h; h = h == priv ? imported : 0) {
 		assert_true(in_token(d, sizeof d));
-		begin(P11_OP_DESTROY_OBJECT, app1);
-		wire_put_u64(&w, session);
+		begin_session(P11_OP_DESTROY_OBJECT);
 		wire_put_u64(&w, h);
 		assert_int_equal(send_req(), CKR_OK);
 	}
@@ -727,8 +721,7 @@ static CK_RV decrypt_init(uint64_t key, CK_MECHANISM_TYPE hash, CK_RSA_PKCS_MGF_
 		if (label)
 			wire_put_raw(&fw, label, strlen(label));
 	}
-	begin(P11_OP_DECRYPT_INIT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_DECRYPT_INIT);
 	wire_put_u64(&w, hash ? CKM_RSA_PKCS_OAEP : CKM_RSA_PKCS);
 	wire_put_string(&w, flat, fw.len);
 	wire_put_u64(&w, key);
@@ -737,21 +730,16 @@ static CK_RV decrypt_init(uint64_t key, CK_MECHANISM_TYPE hash, CK_RSA_PKCS_MGF_
 
 static CK_RV decrypt(const uint8_t *in, size_t len, uint64_t room, uint8_t *pt, uint32_t *outlen)
 {
-	begin(P11_OP_DECRYPT, app1);
-	wire_put_u64(&w, session);
+	begin_session(P11_OP_DECRYPT);
 	wire_put_u8(&w, 0);
 	wire_put_u64(&w, room);
 	wire_put_string(&w, in, len);
 	CK_RV rv = send_req();
 	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
 		return rv;
-	uint64_t n = wire_get_u64(&r);
-	const uint8_t *v = p11_get_bytes(&r, outlen, P11_RSA_BYTES_MAX);
-	if (rv == CKR_OK) {
-		assert_int_equal(n, *outlen);
-		memcpy(pt, v, *outlen);
-	}
-	*outlen = (uint32_t)n;
+	uint32_t got;
+	*outlen = (uint32_t)get_result(pt, P11_RSA_BYTES_MAX, &got);
+	assert_true(rv != CKR_OK || got == *outlen);
 	return rv;
 }
 

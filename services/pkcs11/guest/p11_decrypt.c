@@ -12,10 +12,10 @@
 #include "p11_token.h"
 
 /* The flattened CK_RSA_PKCS_OAEP_PARAMS (p11_wire.h) into the session. */
-static CK_RV oaep_params(struct p11_session *s, const uint8_t *p, uint32_t plen)
+static CK_RV oaep_params(struct p11_session *s, struct wire_bytes param)
 {
 	struct wire_reader r;
-	wire_reader_init(&r, p, plen);
+	wire_reader_init(&r, param.p, param.len);
 	CK_MECHANISM_TYPE hash = wire_get_u64(&r);
 	CK_RSA_PKCS_MGF_TYPE mgf = wire_get_u64(&r);
 	CK_RSA_PKCS_OAEP_SOURCE_TYPE source = wire_get_u64(&r);
@@ -33,35 +33,24 @@ static CK_RV oaep_params(struct p11_session *s, const uint8_t *p, uint32_t plen)
 
 CK_RV p11_op_decrypt_init(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	CK_MECHANISM_TYPE mech = wire_get_u64(c->r);
-	uint32_t plen;
-	const uint8_t *param = p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
-	struct p11_object *k = p11_object(c, wire_get_u64(c->r));
-	if (c->r->bad || !wire_done(c->r))
-		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (s->decrypting)
-		return CKR_OPERATION_ACTIVE;
-	if (mech != CKM_RSA_PKCS_OAEP && mech != CKM_RSA_PKCS)
-		return CKR_MECHANISM_INVALID;
-	if (mech == CKM_RSA_PKCS && plen)
-		return CKR_MECHANISM_PARAM_INVALID;
-	if (!k)
-		return CKR_KEY_HANDLE_INVALID;
-	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != CKK_RSA)
-		return CKR_KEY_TYPE_INCONSISTENT;
-	if (!p11_obj_bool(k, CKA_DECRYPT, false))
-		return CKR_KEY_FUNCTION_NOT_PERMITTED;
-	s->oaep_hash = 0;
-	s->label_len = 0;
-	CK_RV rv = mech == CKM_RSA_PKCS_OAEP ? oaep_params(s, param, plen) : CKR_OK;
+	struct p11_init_args a;
+	CK_RV rv = p11_get_init_args(c, &a, true, CKA_DECRYPT);
 	if (rv != CKR_OK)
 		return rv;
-	s->decrypting = true;
-	s->dmech = mech;
-	s->dkey = k->handle;
+	if (a.mech != CKM_RSA_PKCS_OAEP && a.mech != CKM_RSA_PKCS)
+		return CKR_MECHANISM_INVALID;
+	if (a.mech == CKM_RSA_PKCS && a.param.len)
+		return CKR_MECHANISM_PARAM_INVALID;
+	if ((rv = p11_key_usable(a.key, CKK_RSA, CKA_DECRYPT)) != CKR_OK)
+		return rv;
+	c->s->oaep_hash = 0;
+	c->s->label_len = 0;
+	rv = a.mech == CKM_RSA_PKCS_OAEP ? oaep_params(c->s, a.param) : CKR_OK;
+	if (rv != CKR_OK)
+		return rv;
+	c->s->decrypting = true;
+	c->s->dmech = a.mech;
+	c->s->dkey = a.key->handle;
 	return CKR_OK;
 }
 
@@ -78,15 +67,13 @@ static CK_RV end(struct p11_session *s, CK_RV rv)
  * small for the message answers its length: both keep the operation. */
 CK_RV p11_op_decrypt(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_session *s = c->s;
 	bool query = wire_get_u8(c->r) != 0;
 	uint64_t room = wire_get_u64(c->r);
-	uint32_t len;
-	const uint8_t *data = p11_get_bytes(c->r, &len, P11_DATA_MAX);
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!s->decrypting)
-		return CKR_OPERATION_NOT_INITIALIZED;
+	struct wire_bytes data = p11_get_bytes(c->r, P11_DATA_MAX);
+	CK_RV rv = p11_ongoing(c, CKA_DECRYPT);
+	if (rv != CKR_OK)
+		return rv;
 	if (c->r->bad || !wire_done(c->r))
 		return end(s, CKR_ARGUMENTS_BAD);
 	struct p11_object *k = p11_object(c, s->dkey);
@@ -100,15 +87,16 @@ CK_RV p11_op_decrypt(struct p11_call *c)
 		wire_put_string(c->w, NULL, 0);
 		return CKR_OK;
 	}
-	if (len != klen)
+	if (data.len != klen)
 		return end(s, CKR_ENCRYPTED_DATA_LEN_RANGE);
 	uint8_t msg[P11_RSA_BYTES_MAX];
 	size_t mlen = 0;
 	br_hmac_drbg_context drbg;
 	bool ok = c->t->env->seed(c->t->env->ctx, &drbg) &&
-		  p11_rsa_decrypt(&key, &drbg, s->oaep_hash, s->label, s->label_len, data, len, msg, &mlen);
+		  p11_rsa_decrypt(&key, &drbg, s->oaep_hash, s->label, s->label_len, data.p, data.len, msg,
+				  &mlen);
 	wipe(&drbg, sizeof drbg);
-	CK_RV rv = CKR_OK;
+	rv = CKR_OK;
 	if (!ok) {
 		rv = end(s, CKR_ENCRYPTED_DATA_INVALID);
 	} else if (room < mlen) {

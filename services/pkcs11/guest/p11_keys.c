@@ -270,19 +270,16 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 
 CK_RV p11_op_create(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	struct p11_template t;
-	p11_get_template(c->r, &t);
-	if (c->r->bad || !wire_done(c->r))
-		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
+	CK_RV rv = p11_get_last_template(c, &t);
+	if (rv != CKR_OK)
+		return rv;
 	struct p11_object *o = p11_objects_new(&c->t->objects, 0);
 	if (!o)
 		return CKR_DEVICE_MEMORY;
-	CK_RV rv = put_template(o, &t);
+	rv = put_template(o, &t);
 	if (rv == CKR_OK)
-		rv = finish_object(c, s, o, false);
+		rv = finish_object(c, c->s, o, false);
 	if (rv != CKR_OK) {
 		p11_objects_free(o);
 		return rv;
@@ -297,34 +294,51 @@ struct p11_object *p11_object(struct p11_call *c, uint64_t handle)
 	return o && p11_visible(c, o) ? o : NULL;
 }
 
-CK_RV p11_op_destroy(struct p11_call *c)
+CK_RV p11_key_usable(const struct p11_object *k, CK_KEY_TYPE kt, CK_ATTRIBUTE_TYPE usage)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
+	if (!k)
+		return CKR_KEY_HANDLE_INVALID;
+	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != kt ||
+	    (kt == CKK_EC && !p11_curve_of(k)))
+		return CKR_KEY_TYPE_INCONSISTENT;
+	return p11_obj_bool(k, usage, false) ? CKR_OK : CKR_KEY_FUNCTION_NOT_PERMITTED;
+}
+
+/* Whether session s may change object o as far as attribute perm
+ * (CKA_DESTROYABLE, CKA_MODIFIABLE) allows: CKR_OBJECT_HANDLE_INVALID,
+ * CKR_SESSION_READ_ONLY (a token object from a read-only session),
+ * CKR_ACTION_PROHIBITED, or CKR_OK. */
+static CK_RV may_change(const struct p11_session *s, const struct p11_object *o, uint64_t perm)
+{
 	if (!o)
 		return CKR_OBJECT_HANDLE_INVALID;
 	if (!o->session && !s->rw)
 		return CKR_SESSION_READ_ONLY;
-	if (!p11_obj_bool(o, CKA_DESTROYABLE, true))
-		return CKR_ACTION_PROHIBITED;
-	p11_objects_free(o);
-	return CKR_OK;
+	return p11_obj_bool(o, perm, true) ? CKR_OK : CKR_ACTION_PROHIBITED;
+}
+
+CK_RV p11_op_destroy(struct p11_call *c)
+{
+	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
+	if (!c->s)
+		return CKR_SESSION_HANDLE_INVALID;
+	CK_RV rv = may_change(c->s, o, CKA_DESTROYABLE);
+	if (rv == CKR_OK)
+		p11_objects_free(o);
+	return rv;
 }
 
 CK_RV p11_op_get_attrs(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
 	uint32_t n = wire_get_u32(c->r);
-	if (n > P11_ATTRS_MAX || c->r->bad)
+	if (n > P11_ATTRS_MAX)
 		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
+	CK_RV rv = p11_args_checked(c, false);
+	if (rv != CKR_OK)
+		return rv;
 	if (!o)
 		return CKR_OBJECT_HANDLE_INVALID;
-	CK_RV rv = CKR_OK;
 	wire_put_u32(c->w, n);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t type = wire_get_u64(c->r), room = wire_get_u64(c->r);
@@ -346,24 +360,16 @@ CK_RV p11_op_get_attrs(struct p11_call *c)
 
 CK_RV p11_op_set_attrs(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
 	struct p11_template t;
-	p11_get_template(c->r, &t);
-	if (c->r->bad || !wire_done(c->r))
-		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!o)
-		return CKR_OBJECT_HANDLE_INVALID;
-	if (!o->session && !s->rw)
-		return CKR_SESSION_READ_ONLY;
-	if (!p11_obj_bool(o, CKA_MODIFIABLE, true))
-		return CKR_ACTION_PROHIBITED;
+	CK_RV rv = p11_get_last_template(c, &t);
+	if (rv == CKR_OK)
+		rv = may_change(c->s, o, CKA_MODIFIABLE);
+	if (rv != CKR_OK)
+		return rv;
 	/* All or nothing: built on a copy, which then replaces the object. */
 	struct p11_object *n = &c->t->scratch;
 	memcpy(n, o, sizeof *n);
-	CK_RV rv = CKR_OK;
 	for (uint32_t i = 0; i < t.n && rv == CKR_OK; i++) {
 		const struct p11_attr *a = &t.a[i];
 		CK_BBOOL b = 0;
@@ -402,13 +408,11 @@ static bool matches(const struct p11_object *o, const struct p11_template *t)
 
 CK_RV p11_op_find_init(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_session *s = c->s;
 	struct p11_template t;
-	p11_get_template(c->r, &t);
-	if (c->r->bad || !wire_done(c->r))
-		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
+	CK_RV rv = p11_get_last_template(c, &t);
+	if (rv != CKR_OK)
+		return rv;
 	if (s->finding)
 		return CKR_OPERATION_ACTIVE;
 	s->nfound = s->pos = 0;
@@ -423,7 +427,7 @@ CK_RV p11_op_find_init(struct p11_call *c)
 
 CK_RV p11_op_find(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_session *s = c->s;
 	uint32_t max = wire_get_u32(c->r);
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
@@ -442,7 +446,7 @@ CK_RV p11_op_find(struct p11_call *c)
 
 CK_RV p11_op_find_final(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_session *s = c->s;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (!s->finding)
@@ -527,6 +531,22 @@ static CK_RV rsa_generated(struct p11_call *c, struct p11_session *s, struct p11
 	return finish_object(c, s, o, true);
 }
 
+/* The end of a key-pair generation: on failure both halves go (either
+ * may be NULL: not made); on success their handles are the reply. */
+static CK_RV pair_result(struct p11_call *c, CK_RV rv, struct p11_object *po, struct p11_object *ko)
+{
+	if (rv != CKR_OK) {
+		if (po)
+			p11_objects_free(po);
+		if (ko)
+			p11_objects_free(ko);
+		return rv;
+	}
+	wire_put_u64(c->w, po->handle);
+	wire_put_u64(c->w, ko->handle);
+	return CKR_OK;
+}
+
 /* CKM_RSA_PKCS_KEY_PAIR_GEN: CKA_MODULUS_BITS from the public template;
  * CKA_PUBLIC_EXPONENT, if given, must be 65537. */
 static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct p11_template *pub,
@@ -565,34 +585,23 @@ static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct 
 	if (rv == CKR_OK)
 		rv = rsa_generated(c, s, ko, priv, CKO_PRIVATE_KEY, &k);
 	wipe(buf, sizeof buf);
-	if (rv != CKR_OK) {
-		if (po)
-			p11_objects_free(po);
-		if (ko)
-			p11_objects_free(ko);
-		return rv;
-	}
-	wire_put_u64(c->w, po->handle);
-	wire_put_u64(c->w, ko->handle);
-	return CKR_OK;
+	return pair_result(c, rv, po, ko);
 }
 
 CK_RV p11_op_keygen(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_session *s = c->s;
 	CK_MECHANISM_TYPE mech = wire_get_u64(c->r);
-	uint32_t plen;
-	p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
+	struct wire_bytes param = p11_get_bytes(c->r, P11_ATTR_VALUE_MAX);
 	struct p11_template pub, priv;
 	p11_get_template(c->r, &pub);
 	p11_get_template(c->r, &priv);
-	if (c->r->bad || !wire_done(c->r))
-		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
+	CK_RV rv = p11_args_checked(c, true);
+	if (rv != CKR_OK)
+		return rv;
 	if (mech != CKM_EC_KEY_PAIR_GEN && mech != CKM_RSA_PKCS_KEY_PAIR_GEN)
 		return CKR_MECHANISM_INVALID;
-	if (plen)
+	if (param.len)
 		return CKR_MECHANISM_PARAM_INVALID;
 	if (mech == CKM_RSA_PKCS_KEY_PAIR_GEN)
 		return rsa_keygen(c, s, &pub, &priv);
@@ -610,20 +619,11 @@ CK_RV p11_op_keygen(struct p11_call *c)
 		return CKR_DEVICE_ERROR;
 	struct p11_object *po = p11_objects_new(&c->t->objects, 0);
 	struct p11_object *ko = p11_objects_new(&c->t->objects, 0);
-	CK_RV rv = po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
+	rv = po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
 	if (rv == CKR_OK)
 		rv = generated(c, s, po, &pub, CKO_PUBLIC_KEY, curve, d, pt, ptlen);
 	if (rv == CKR_OK)
 		rv = generated(c, s, ko, &priv, CKO_PRIVATE_KEY, curve, d, pt, ptlen);
 	wipe(d, sizeof d);
-	if (rv != CKR_OK) {
-		if (po)
-			p11_objects_free(po);
-		if (ko)
-			p11_objects_free(ko);
-		return rv;
-	}
-	wire_put_u64(c->w, po->handle);
-	wire_put_u64(c->w, ko->handle);
-	return CKR_OK;
+	return pair_result(c, rv, po, ko);
 }

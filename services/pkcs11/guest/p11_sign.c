@@ -52,13 +52,13 @@ static const br_hash_class *hash_class(CK_MECHANISM_TYPE hash)
  * it is: same ABI): the hash must be the mechanism's own if it hashes,
  * MGF1 must use the same hash (as Mbed TLS does), and the salt must fit
  * the key. */
-static CK_RV pss_params(const struct sigmech *m, const struct p11_object *k, const uint8_t *p, uint32_t plen,
+static CK_RV pss_params(const struct sigmech *m, const struct p11_object *k, struct wire_bytes param,
 			struct p11_session *s)
 {
 	CK_RSA_PKCS_PSS_PARAMS pp;
-	if (plen != sizeof pp)
+	if (param.len != sizeof pp)
 		return CKR_MECHANISM_PARAM_INVALID;
-	memcpy(&pp, p, sizeof pp);
+	memcpy(&pp, param.p, sizeof pp);
 	struct p11_rsa_key key;
 	p11_rsa_view(k, &key);
 	if (!p11_rsa_hash_len(pp.hashAlg) || (m->hash && pp.hashAlg != m->hash) ||
@@ -71,36 +71,26 @@ static CK_RV pss_params(const struct sigmech *m, const struct p11_object *k, con
 
 CK_RV p11_op_sign_init(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	CK_MECHANISM_TYPE mech = wire_get_u64(c->r);
-	uint32_t plen;
-	const uint8_t *param = p11_get_bytes(c->r, &plen, P11_ATTR_VALUE_MAX);
-	struct p11_object *k = p11_object(c, wire_get_u64(c->r));
-	if (c->r->bad)
-		return CKR_ARGUMENTS_BAD;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (s->signing)
-		return CKR_OPERATION_ACTIVE;
-	const struct sigmech *m = sigmech(mech);
+	struct p11_session *s = c->s;
+	struct p11_init_args a;
+	/* Not whole: C_Sign's arguments may follow (SIGN_INIT_SIGN). */
+	CK_RV rv = p11_get_init_args(c, &a, false, CKA_SIGN);
+	if (rv != CKR_OK)
+		return rv;
+	const struct sigmech *m = sigmech(a.mech);
 	if (!m)
 		return CKR_MECHANISM_INVALID;
-	if (plen && !m->pss)
+	if (a.param.len && !m->pss)
 		return CKR_MECHANISM_PARAM_INVALID;
-	if (!k)
-		return CKR_KEY_HANDLE_INVALID;
-	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != m->key ||
-	    (m->key == CKK_EC && !p11_curve_of(k)))
-		return CKR_KEY_TYPE_INCONSISTENT;
-	if (!p11_obj_bool(k, CKA_SIGN, false))
-		return CKR_KEY_FUNCTION_NOT_PERMITTED;
-	CK_RV rv = m->pss ? pss_params(m, k, param, plen, s) : CKR_OK;
+	if ((rv = p11_key_usable(a.key, m->key, CKA_SIGN)) != CKR_OK)
+		return rv;
+	rv = m->pss ? pss_params(m, a.key, a.param, s) : CKR_OK;
 	if (rv != CKR_OK)
 		return rv;
 	s->signing = true;
 	s->updated = false;
-	s->mech = mech;
-	s->key = k->handle;
+	s->mech = a.mech;
+	s->key = a.key->handle;
 	if (m->hash)
 		hash_class(m->hash)->init(&s->h.vtable);
 	return CKR_OK;
@@ -108,13 +98,11 @@ CK_RV p11_op_sign_init(struct p11_call *c)
 
 CK_RV p11_op_sign_update(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	uint32_t len;
-	const uint8_t *data = p11_get_bytes(c->r, &len, P11_DATA_MAX);
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!s->signing)
-		return CKR_OPERATION_NOT_INITIALIZED;
+	struct p11_session *s = c->s;
+	struct wire_bytes data = p11_get_bytes(c->r, P11_DATA_MAX);
+	CK_RV rv = p11_ongoing(c, CKA_SIGN);
+	if (rv != CKR_OK)
+		return rv;
 	if (c->r->bad) {
 		p11_session_end_ops(c->t, s, false);
 		return CKR_ARGUMENTS_BAD;
@@ -123,7 +111,7 @@ CK_RV p11_op_sign_update(struct p11_call *c)
 		p11_session_end_ops(c->t, s, false);
 		return CKR_FUNCTION_NOT_SUPPORTED;
 	}
-	s->h.vtable->update(&s->h.vtable, data, len);
+	s->h.vtable->update(&s->h.vtable, data.p, data.len);
 	s->updated = true;
 	return CKR_OK;
 }
@@ -181,18 +169,17 @@ static bool sign_rsa(struct p11_call *c, const struct p11_session *s, const stru
 
 /* C_Sign (final false: data comes with it) and C_SignFinal. A length
  * query or a buffer too small keeps the operation; anything else ends it. */
-CK_RV p11_op_sign(struct p11_call *c, bool final)
+static CK_RV sign(struct p11_call *c, bool final)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_session *s = c->s;
 	bool query = wire_get_u8(c->r) != 0;
 	uint64_t room = wire_get_u64(c->r);
-	uint32_t len = 0;
-	const uint8_t *data = final ? NULL : p11_get_bytes(c->r, &len, P11_DATA_MAX);
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!s->signing)
-		return CKR_OPERATION_NOT_INITIALIZED;
-	CK_RV rv = CKR_OK;
+	struct wire_bytes data = { NULL, 0 };
+	if (!final)
+		data = p11_get_bytes(c->r, P11_DATA_MAX);
+	CK_RV rv = p11_ongoing(c, CKA_SIGN);
+	if (rv != CKR_OK)
+		return rv;
 	const struct sigmech *m = sigmech(s->mech);
 	struct p11_object *k = p11_object(c, s->key);
 	size_t siglen = k ? sig_len(m, k) : 0;
@@ -211,16 +198,16 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 		wire_put_string(c->w, NULL, 0);
 		return query ? CKR_OK : CKR_BUFFER_TOO_SMALL;
 	}
-	if (!final && !m->hash && !raw_len_ok(s, m, siglen, len)) {
+	if (!final && !m->hash && !raw_len_ok(s, m, siglen, data.len)) {
 		p11_session_end_ops(c->t, s, false);
 		return CKR_DATA_LEN_RANGE;
 	}
 	uint8_t h[64];
-	const uint8_t *in = data;
-	size_t inlen = len;
+	const uint8_t *in = data.p;
+	size_t inlen = data.len;
 	if (m->hash) {
 		if (!final)
-			s->h.vtable->update(&s->h.vtable, data, len);
+			s->h.vtable->update(&s->h.vtable, data.p, data.len);
 		s->h.vtable->out(&s->h.vtable, h);
 		in = h, inlen = p11_rsa_hash_len(m->hash);
 	}
@@ -235,11 +222,25 @@ CK_RV p11_op_sign(struct p11_call *c, bool final)
 	return CKR_OK;
 }
 
+CK_RV p11_op_sign(struct p11_call *c)
+{
+	return sign(c, false);
+}
+
+CK_RV p11_op_sign_final(struct p11_call *c)
+{
+	return sign(c, true);
+}
+
 /* C_SignInit and C_Sign in one request: a failed SIGN_INIT part answers
  * alone (its arguments are all the handler reads, and no operation
- * starts); otherwise it is C_Sign on the operation it started. */
+ * starts); otherwise it is C_Sign, whose arguments start with their own
+ * session handle, on the operation it started. */
 CK_RV p11_op_sign_init_sign(struct p11_call *c)
 {
 	CK_RV rv = p11_op_sign_init(c);
-	return rv == CKR_OK ? p11_op_sign(c, false) : rv;
+	if (rv != CKR_OK)
+		return rv; /* the SIGN_INIT part's refusal, alone */
+	c->s = p11_session_get(c, wire_get_u64(c->r));
+	return sign(c, false);
 }

@@ -48,9 +48,15 @@ static bool pin_ok(const struct p11_pin *p, const uint8_t *pin, uint32_t len)
 	return p->set && d == 0;
 }
 
+/* A new PIN's length: CKR_OK or CKR_PIN_LEN_RANGE. */
+static CK_RV pin_len(uint32_t len)
+{
+	return len < P11_PIN_MIN || len > P11_PIN_MAX ? CKR_PIN_LEN_RANGE : CKR_OK;
+}
+
 static CK_RV pin_set(struct p11_token *t, struct p11_pin *p, const uint8_t *pin, uint32_t len)
 {
-	if (len < P11_PIN_MIN || len > P11_PIN_MAX)
+	if (pin_len(len) != CKR_OK)
 		return CKR_PIN_LEN_RANGE;
 	br_hmac_drbg_context drbg;
 	if (!t->env->seed(t->env->ctx, &drbg))
@@ -120,6 +126,42 @@ struct p11_session *p11_session_get(struct p11_call *c, uint64_t handle)
 			return s;
 	}
 	return NULL;
+}
+
+CK_RV p11_args_checked(const struct p11_call *c, bool whole)
+{
+	if (c->r->bad || (whole && !wire_done(c->r)))
+		return CKR_ARGUMENTS_BAD;
+	return c->s ? CKR_OK : CKR_SESSION_HANDLE_INVALID;
+}
+
+CK_RV p11_get_last_template(struct p11_call *c, struct p11_template *t)
+{
+	p11_get_template(c->r, t);
+	return p11_args_checked(c, true);
+}
+
+/* Whether the session's signing (usage CKA_SIGN) or decryption
+ * (CKA_DECRYPT) has started. */
+static bool active(const struct p11_session *s, CK_ATTRIBUTE_TYPE usage)
+{
+	return usage == CKA_SIGN ? s->signing : s->decrypting;
+}
+
+CK_RV p11_get_init_args(struct p11_call *c, struct p11_init_args *a, bool whole, CK_ATTRIBUTE_TYPE usage)
+{
+	a->mech = wire_get_u64(c->r);
+	a->param = p11_get_bytes(c->r, P11_ATTR_VALUE_MAX);
+	a->key = p11_object(c, wire_get_u64(c->r));
+	CK_RV rv = p11_args_checked(c, whole);
+	return rv == CKR_OK && active(c->s, usage) ? CKR_OPERATION_ACTIVE : rv;
+}
+
+CK_RV p11_ongoing(const struct p11_call *c, CK_ATTRIBUTE_TYPE usage)
+{
+	if (!c->s)
+		return CKR_SESSION_HANDLE_INVALID;
+	return active(c->s, usage) ? CKR_OK : CKR_OPERATION_NOT_INITIALIZED;
 }
 
 bool p11_visible(const struct p11_call *c, const struct p11_object *o)
@@ -196,16 +238,15 @@ static CK_RV op_open_session(struct p11_call *c)
 
 static CK_RV op_close_session(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	if (!s)
+	if (!c->s)
 		return CKR_SESSION_HANDLE_INVALID;
-	p11_session_end_ops(c->t, s, true);
+	p11_session_end_ops(c->t, c->s, true);
 	return CKR_OK;
 }
 
 static CK_RV op_session_info(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
+	struct p11_session *s = c->s;
 	if (!s)
 		return CKR_SESSION_HANDLE_INVALID;
 	CK_STATE state = c->app->login == CKU_SO     ? CKS_RW_SO_FUNCTIONS
@@ -220,14 +261,11 @@ static CK_RV op_session_info(struct p11_call *c)
 
 static CK_RV op_login(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	CK_USER_TYPE who = wire_get_u64(c->r);
-	uint32_t len;
-	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
-	if (c->r->bad)
-		return CKR_PIN_LEN_RANGE;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
+	struct wire_bytes pin = p11_get_bytes(c->r, P11_PIN_MAX);
+	CK_RV rv = p11_args_checked(c, false);
+	if (rv != CKR_OK)
+		return rv;
 	if (who != CKU_SO && who != CKU_USER)
 		return who == CKU_CONTEXT_SPECIFIC ? CKR_OPERATION_NOT_INITIALIZED : CKR_USER_TYPE_INVALID;
 	if (c->app->login != P11_NOBODY)
@@ -243,10 +281,10 @@ static CK_RV op_login(struct p11_call *c)
 		return CKR_USER_PIN_NOT_INITIALIZED;
 	const struct p11_persist *ps = c->t->env->persist;
 	if (ps) {
-		CK_RV rv = ps->login(ps->ctx, c->t, who, pin, len);
+		rv = ps->login(ps->ctx, c->t, who, pin.p, pin.len);
 		if (rv != CKR_OK)
 			return rv;
-	} else if (!pin_ok(p, pin, len)) {
+	} else if (!pin_ok(p, pin.p, pin.len)) {
 		return CKR_PIN_INCORRECT;
 	}
 	c->app->login = who;
@@ -255,8 +293,7 @@ static CK_RV op_login(struct p11_call *c)
 
 static CK_RV op_logout(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	if (!s)
+	if (!c->s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (c->app->login == P11_NOBODY)
 		return CKR_USER_NOT_LOGGED_IN;
@@ -270,8 +307,7 @@ static CK_RV op_logout(struct p11_call *c)
 
 static CK_RV op_init_token(struct p11_call *c)
 {
-	uint32_t len;
-	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
+	struct wire_bytes pin = p11_get_bytes(c->r, P11_PIN_MAX);
 	const uint8_t *label = wire_get_raw(c->r, P11_LABEL);
 	if (c->r->bad)
 		return CKR_PIN_LEN_RANGE;
@@ -280,16 +316,16 @@ static CK_RV op_init_token(struct p11_call *c)
 			return CKR_SESSION_EXISTS;
 	const struct p11_persist *ps = c->t->env->persist;
 	if (ps) {
-		if (len < P11_PIN_MIN || len > P11_PIN_MAX)
-			return CKR_PIN_LEN_RANGE;
-		CK_RV rv = ps->init_token(ps->ctx, pin, len, label);
+		CK_RV rv = pin_len(pin.len);
+		if (rv == CKR_OK)
+			rv = ps->init_token(ps->ctx, pin.p, pin.len, label);
 		if (rv != CKR_OK)
 			return rv;
 		c->t->so.set = true;
 	} else {
-		if (c->t->initialized && !pin_ok(&c->t->so, pin, len))
+		if (c->t->initialized && !pin_ok(&c->t->so, pin.p, pin.len))
 			return CKR_PIN_INCORRECT;
-		CK_RV rv = pin_set(c->t, &c->t->so, pin, len);
+		CK_RV rv = pin_set(c->t, &c->t->so, pin.p, pin.len);
 		if (rv != CKR_OK)
 			return rv;
 	}
@@ -303,25 +339,28 @@ static CK_RV op_init_token(struct p11_call *c)
 	return CKR_OK;
 }
 
+/* What C_InitPIN and C_SetPIN check first, their arguments read: a
+ * session, and a read-write one. */
+static CK_RV rw_session(const struct p11_call *c)
+{
+	CK_RV rv = p11_args_checked(c, false);
+	return rv != CKR_OK ? rv : c->s->rw ? CKR_OK : CKR_SESSION_READ_ONLY;
+}
+
 static CK_RV op_init_pin(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	uint32_t len;
-	const uint8_t *pin = p11_get_bytes(c->r, &len, P11_PIN_MAX);
-	if (c->r->bad)
-		return CKR_PIN_LEN_RANGE;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!s->rw)
-		return CKR_SESSION_READ_ONLY;
+	struct wire_bytes pin = p11_get_bytes(c->r, P11_PIN_MAX);
+	CK_RV rv = rw_session(c);
+	if (rv != CKR_OK)
+		return rv;
 	if (c->app->login != CKU_SO)
 		return CKR_USER_NOT_LOGGED_IN;
 	const struct p11_persist *ps = c->t->env->persist;
 	if (!ps)
-		return pin_set(c->t, &c->t->user, pin, len);
-	if (len < P11_PIN_MIN || len > P11_PIN_MAX)
-		return CKR_PIN_LEN_RANGE;
-	CK_RV rv = ps->init_pin(ps->ctx, pin, len);
+		return pin_set(c->t, &c->t->user, pin.p, pin.len);
+	rv = pin_len(pin.len);
+	if (rv == CKR_OK)
+		rv = ps->init_pin(ps->ctx, pin.p, pin.len);
 	if (rv == CKR_OK)
 		c->t->user.set = true;
 	return rv;
@@ -329,29 +368,24 @@ static CK_RV op_init_pin(struct p11_call *c)
 
 static CK_RV op_set_pin(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
-	uint32_t olen, nlen;
-	const uint8_t *old = p11_get_bytes(c->r, &olen, P11_PIN_MAX);
-	const uint8_t *new = p11_get_bytes(c->r, &nlen, P11_PIN_MAX);
-	if (c->r->bad)
-		return CKR_PIN_LEN_RANGE;
-	if (!s)
-		return CKR_SESSION_HANDLE_INVALID;
-	if (!s->rw)
-		return CKR_SESSION_READ_ONLY;
+	struct wire_bytes old = p11_get_bytes(c->r, P11_PIN_MAX);
+	struct wire_bytes new = p11_get_bytes(c->r, P11_PIN_MAX);
+	CK_RV rv = rw_session(c);
+	if (rv != CKR_OK)
+		return rv;
 	struct p11_pin *p = c->app->login == CKU_SO ? &c->t->so : &c->t->user;
 	if (!p->set)
 		return CKR_USER_PIN_NOT_INITIALIZED;
 	const struct p11_persist *ps = c->t->env->persist;
 	if (ps) {
-		if (nlen < P11_PIN_MIN || nlen > P11_PIN_MAX)
+		if (pin_len(new.len) != CKR_OK)
 			return CKR_PIN_LEN_RANGE;
-		return ps->set_pin(ps->ctx, c->app->login == CKU_SO ? CKU_SO : CKU_USER, old, olen, new,
-				   nlen);
+		return ps->set_pin(ps->ctx, c->app->login == CKU_SO ? CKU_SO : CKU_USER, old.p, old.len,
+				   new.p, new.len);
 	}
-	if (!pin_ok(p, old, olen))
+	if (!pin_ok(p, old.p, old.len))
 		return CKR_PIN_INCORRECT;
-	return pin_set(c->t, p, new, nlen);
+	return pin_set(c->t, p, new.p, new.len);
 }
 
 /* ---- information */
@@ -427,9 +461,8 @@ static CK_RV op_mech_info(struct p11_call *c)
 
 static CK_RV op_random(struct p11_call *c)
 {
-	struct p11_session *s = p11_session_get(c, wire_get_u64(c->r));
 	uint32_t n = wire_get_u32(c->r);
-	if (!s)
+	if (!c->s)
 		return CKR_SESSION_HANDLE_INVALID;
 	if (n > P11_RANDOM_MAX)
 		return CKR_ARGUMENTS_BAD;
@@ -445,6 +478,66 @@ static CK_RV op_random(struct p11_call *c)
 
 /* ---- dispatch */
 
+static CK_RV op_ping(struct p11_call *c)
+{
+	wire_put_u32(c->w, 1);
+	return CKR_OK;
+}
+
+static CK_RV op_finalize(struct p11_call *c)
+{
+	if (c->app) {
+		close_app_sessions(c);
+		wipe(c->app, sizeof *c->app);
+		c->app->login = P11_NOBODY;
+	}
+	return CKR_OK;
+}
+
+static CK_RV op_close_all(struct p11_call *c)
+{
+	close_app_sessions(c);
+	return CKR_OK;
+}
+
+/* Each operation's handler, and whether its arguments start with a
+ * session handle (read into the call's s before the handler runs). */
+static const struct {
+	CK_RV (*handle)(struct p11_call *c);
+	bool session;
+} ops[P11_OP_MAX] = {
+	[P11_OP_PING] = { op_ping, false },
+	[P11_OP_FINALIZE] = { op_finalize, false },
+	[P11_OP_TOKEN_INFO] = { op_token_info, false },
+	[P11_OP_MECH_LIST] = { op_mech_list, false },
+	[P11_OP_MECH_INFO] = { op_mech_info, false },
+	[P11_OP_INIT_TOKEN] = { op_init_token, false },
+	[P11_OP_OPEN_SESSION] = { op_open_session, false },
+	[P11_OP_CLOSE_SESSION] = { op_close_session, true },
+	[P11_OP_CLOSE_ALL] = { op_close_all, false },
+	[P11_OP_SESSION_INFO] = { op_session_info, true },
+	[P11_OP_LOGIN] = { op_login, true },
+	[P11_OP_LOGOUT] = { op_logout, true },
+	[P11_OP_INIT_PIN] = { op_init_pin, true },
+	[P11_OP_SET_PIN] = { op_set_pin, true },
+	[P11_OP_CREATE_OBJECT] = { p11_op_create, true },
+	[P11_OP_DESTROY_OBJECT] = { p11_op_destroy, true },
+	[P11_OP_GET_ATTRS] = { p11_op_get_attrs, true },
+	[P11_OP_SET_ATTRS] = { p11_op_set_attrs, true },
+	[P11_OP_FIND_INIT] = { p11_op_find_init, true },
+	[P11_OP_FIND] = { p11_op_find, true },
+	[P11_OP_FIND_FINAL] = { p11_op_find_final, true },
+	[P11_OP_GENERATE_KEY_PAIR] = { p11_op_keygen, true },
+	[P11_OP_SIGN_INIT] = { p11_op_sign_init, true },
+	[P11_OP_SIGN] = { p11_op_sign, true },
+	[P11_OP_SIGN_UPDATE] = { p11_op_sign_update, true },
+	[P11_OP_SIGN_FINAL] = { p11_op_sign_final, true },
+	[P11_OP_GENERATE_RANDOM] = { op_random, true },
+	[P11_OP_DECRYPT_INIT] = { p11_op_decrypt_init, true },
+	[P11_OP_DECRYPT] = { p11_op_decrypt, true },
+	[P11_OP_SIGN_INIT_SIGN] = { p11_op_sign_init_sign, true },
+};
+
 size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uint8_t *out)
 {
 	struct wire_reader r;
@@ -452,53 +545,16 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	wire_reader_init(&r, req, len);
 	uint8_t version = wire_get_u8(&r), op = wire_get_u8(&r);
 	const uint8_t *id = wire_get_raw(&r, P11_APP_ID);
-	if (r.bad || version != P11_VERSION || op == 0 || op >= P11_OP_MAX)
+	if (r.bad || version != P11_VERSION || op >= P11_OP_MAX || !ops[op].handle)
 		return 0;
 	t->requests++;
 	wire_writer_init(&w, out, P11_BODY_MAX);
 	p11_put_reply(&w, op, CKR_OK);
 	size_t head = w.len;
-	struct p11_call c = { t, app_get(t, id, op != P11_OP_FINALIZE), &r, &w };
-	CK_RV rv = CKR_OK;
-	switch ((enum p11_op)op) {
-	case P11_OP_PING: wire_put_u32(&w, 1); break;
-	case P11_OP_FINALIZE:
-		if (c.app) {
-			close_app_sessions(&c);
-			wipe(c.app, sizeof *c.app);
-			c.app->login = P11_NOBODY;
-		}
-		break;
-	case P11_OP_TOKEN_INFO: rv = op_token_info(&c); break;
-	case P11_OP_MECH_LIST: rv = op_mech_list(&c); break;
-	case P11_OP_MECH_INFO: rv = op_mech_info(&c); break;
-	case P11_OP_INIT_TOKEN: rv = op_init_token(&c); break;
-	case P11_OP_OPEN_SESSION: rv = op_open_session(&c); break;
-	case P11_OP_CLOSE_SESSION: rv = op_close_session(&c); break;
-	case P11_OP_CLOSE_ALL: close_app_sessions(&c); break;
-	case P11_OP_SESSION_INFO: rv = op_session_info(&c); break;
-	case P11_OP_LOGIN: rv = op_login(&c); break;
-	case P11_OP_LOGOUT: rv = op_logout(&c); break;
-	case P11_OP_INIT_PIN: rv = op_init_pin(&c); break;
-	case P11_OP_SET_PIN: rv = op_set_pin(&c); break;
-	case P11_OP_CREATE_OBJECT: rv = p11_op_create(&c); break;
-	case P11_OP_DESTROY_OBJECT: rv = p11_op_destroy(&c); break;
-	case P11_OP_GET_ATTRS: rv = p11_op_get_attrs(&c); break;
-	case P11_OP_SET_ATTRS: rv = p11_op_set_attrs(&c); break;
-	case P11_OP_FIND_INIT: rv = p11_op_find_init(&c); break;
-	case P11_OP_FIND: rv = p11_op_find(&c); break;
-	case P11_OP_FIND_FINAL: rv = p11_op_find_final(&c); break;
-	case P11_OP_GENERATE_KEY_PAIR: rv = p11_op_keygen(&c); break;
-	case P11_OP_SIGN_INIT: rv = p11_op_sign_init(&c); break;
-	case P11_OP_SIGN: rv = p11_op_sign(&c, false); break;
-	case P11_OP_SIGN_UPDATE: rv = p11_op_sign_update(&c); break;
-	case P11_OP_SIGN_FINAL: rv = p11_op_sign(&c, true); break;
-	case P11_OP_SIGN_INIT_SIGN: rv = p11_op_sign_init_sign(&c); break;
-	case P11_OP_GENERATE_RANDOM: rv = op_random(&c); break;
-	case P11_OP_DECRYPT_INIT: rv = p11_op_decrypt_init(&c); break;
-	case P11_OP_DECRYPT: rv = p11_op_decrypt(&c); break;
-	case P11_OP_MAX: break;
-	}
+	struct p11_call c = { t, app_get(t, id, op != P11_OP_FINALIZE), NULL, &r, &w };
+	if (ops[op].session)
+		c.s = p11_session_get(&c, wire_get_u64(&r));
+	CK_RV rv = ops[op].handle(&c);
 	/* A request cut short, or with bytes left over, is malformed,
 	 * whatever the handler made of it (handlers act only on arguments
 	 * read whole). A reply that did not fit is an error too. */

@@ -120,14 +120,48 @@ void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_
  * The caller wipes req afterwards (it may hold a PIN or a key). */
 size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uint8_t *out);
 
-/* Between p11_token.c, p11_keys.c, p11_sign.c and p11_decrypt.c. */
+/* Between p11_token.c, p11_keys.c, p11_sign.c and p11_decrypt.c: one
+ * request being handled. The dispatcher reads the session handle that
+ * starts most requests' arguments (p11_wire.h) before the handler runs,
+ * into s; the handler reads the rest and says where, among its checks, a
+ * handle that names none of the application's sessions (s NULL) is
+ * CKR_SESSION_HANDLE_INVALID. */
 struct p11_call {
 	struct p11_token *t;
 	struct p11_app *app;
+	struct p11_session *s;
 	struct wire_reader *r;
 	struct wire_writer *w;
 };
 struct p11_session *p11_session_get(struct p11_call *c, uint64_t handle);
+/* A handler's first checks once it has read its arguments: that they were
+ * read (and, if whole, that nothing follows them), else CKR_ARGUMENTS_BAD;
+ * then that its session exists, else CKR_SESSION_HANDLE_INVALID. */
+CK_RV p11_args_checked(const struct p11_call *c, bool whole);
+/* A template argument, the last of its request: read, then checked as
+ * p11_args_checked(c, true) does. */
+CK_RV p11_get_last_template(struct p11_call *c, struct p11_template *t);
+/* What C_SignInit and C_DecryptInit take after the session: u64
+ * mechanism, bytes parameter, u64 key. */
+struct p11_init_args {
+	CK_MECHANISM_TYPE mech;
+	struct wire_bytes param;
+	struct p11_object *key; /* NULL if the session may not use it */
+};
+/* Reads them, checks as p11_args_checked(c, whole) does, then that the
+ * operation they start (usage: CKA_SIGN or CKA_DECRYPT) is not active on
+ * the session already (CKR_OPERATION_ACTIVE). */
+CK_RV p11_get_init_args(struct p11_call *c, struct p11_init_args *a, bool whole, CK_ATTRIBUTE_TYPE usage);
+/* What C_Sign, C_SignUpdate, C_SignFinal and C_Decrypt check first, their
+ * arguments read: the session (CKR_SESSION_HANDLE_INVALID), and that its
+ * operation (usage: CKA_SIGN or CKA_DECRYPT) was started
+ * (CKR_OPERATION_NOT_INITIALIZED). */
+CK_RV p11_ongoing(const struct p11_call *c, CK_ATTRIBUTE_TYPE usage);
+/* Whether key k may do what usage (CKA_SIGN, CKA_DECRYPT) names as a
+ * private key of type kt (an EC key on a curve the token knows):
+ * CKR_KEY_HANDLE_INVALID, CKR_KEY_TYPE_INCONSISTENT,
+ * CKR_KEY_FUNCTION_NOT_PERMITTED, or CKR_OK. */
+CK_RV p11_key_usable(const struct p11_object *k, CK_KEY_TYPE kt, CK_ATTRIBUTE_TYPE usage);
 bool p11_visible(const struct p11_call *c, const struct p11_object *o);
 /* The object a session may use, or NULL. */
 struct p11_object *p11_object(struct p11_call *c, uint64_t handle);
@@ -143,7 +177,8 @@ CK_RV p11_op_find(struct p11_call *c);
 CK_RV p11_op_find_final(struct p11_call *c);
 CK_RV p11_op_keygen(struct p11_call *c);
 CK_RV p11_op_sign_init(struct p11_call *c);
-CK_RV p11_op_sign(struct p11_call *c, bool final);
+CK_RV p11_op_sign(struct p11_call *c);
+CK_RV p11_op_sign_final(struct p11_call *c);
 CK_RV p11_op_sign_init_sign(struct p11_call *c);
 CK_RV p11_op_sign_update(struct p11_call *c);
 CK_RV p11_op_decrypt_init(struct p11_call *c);

@@ -5,14 +5,13 @@
 
 #include <string.h>
 
-const uint8_t *p11_get_bytes(struct wire_reader *r, uint32_t *len, uint32_t max)
+struct wire_bytes p11_get_bytes(struct wire_reader *r, uint32_t max)
 {
 	uint32_t n = wire_get_u32(r);
 	if (n > max)
 		r->bad = true;
 	const uint8_t *q = wire_get_raw(r, n);
-	*len = q ? n : 0;
-	return q;
+	return (struct wire_bytes){ q, q ? n : 0 };
 }
 
 void p11_get_template(struct wire_reader *r, struct p11_template *t)
@@ -26,7 +25,9 @@ void p11_get_template(struct wire_reader *r, struct p11_template *t)
 	for (uint32_t i = 0; i < n && !r->bad; i++) {
 		struct p11_attr *a = &t->a[i];
 		a->type = wire_get_u64(r);
-		a->value = p11_get_bytes(r, &a->len, P11_ATTR_VALUE_MAX);
+		struct wire_bytes v = p11_get_bytes(r, P11_ATTR_VALUE_MAX);
+		a->value = v.p;
+		a->len = (uint32_t)v.len;
 		if (!r->bad)
 			t->n = i + 1;
 	}

@@ -112,9 +112,9 @@ struct p11_template {
 	uint32_t n;
 };
 
-/* A byte string of at most max bytes: *len set, the bytes returned (in
- * the frame), or NULL with r->bad set. */
-const uint8_t *p11_get_bytes(struct wire_reader *r, uint32_t *len, uint32_t max);
+/* A byte string of at most max bytes (in the frame), or { NULL, 0 } with
+ * r->bad set. */
+struct wire_bytes p11_get_bytes(struct wire_reader *r, uint32_t max);
 /* A template: u32 n <= P11_ATTRS_MAX, n x (u64 type, bytes value). */
 void p11_get_template(struct wire_reader *r, struct p11_template *t);
 void p11_put_template(struct wire_writer *w, const CK_ATTRIBUTE *a, unsigned long n);

@@ -498,15 +498,14 @@ EXPORT CK_RV C_GetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATT
 		return leave(CKR_DEVICE_ERROR);
 	for (CK_ULONG i = 0; i < n; i++) {
 		uint64_t vlen = wire_get_u64(&call.r);
-		uint32_t got;
-		const uint8_t *v = p11_get_bytes(&call.r, &got, P11_BODY_MAX);
+		struct wire_bytes v = p11_get_bytes(&call.r, P11_BODY_MAX);
 		if (call.r.bad)
 			break;
 		/* Bytes only where the caller had room for exactly vlen. */
-		if (got && (!t[i].pValue || got != vlen || got > t[i].ulValueLen))
+		if (v.len && (!t[i].pValue || v.len != vlen || v.len > t[i].ulValueLen))
 			return leave(CKR_DEVICE_ERROR);
-		if (got)
-			memcpy(t[i].pValue, v, got);
+		if (v.len)
+			memcpy(t[i].pValue, v.p, v.len);
 		t[i].ulValueLen = vlen;
 	}
 	return leave(rpc_end(&call, rv));
@@ -706,14 +705,13 @@ static CK_RV sign_result(CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
 		return rv;
 	uint64_t len = wire_get_u64(&call.r);
-	uint32_t got;
-	const uint8_t *v = p11_get_bytes(&call.r, &got, P11_BODY_MAX);
+	struct wire_bytes v = p11_get_bytes(&call.r, P11_BODY_MAX);
 	if ((rv = rpc_end(&call, rv)) != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
 		return rv;
-	if (got && (got != len || !sig || got > *siglen))
+	if (v.len && (v.len != len || !sig || v.len > *siglen))
 		return CKR_DEVICE_ERROR;
-	if (got)
-		memcpy(sig, v, got);
+	if (v.len)
+		memcpy(sig, v.p, v.len);
 	*siglen = len;
 	return rv;
 }
@@ -837,13 +835,12 @@ EXPORT CK_RV C_GenerateRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG len
 		CK_RV rv = send_call();
 		if (rv != CKR_OK)
 			return leave(rv);
-		uint32_t got;
-		const uint8_t *v = p11_get_bytes(&call.r, &got, P11_RANDOM_MAX);
+		struct wire_bytes v = p11_get_bytes(&call.r, P11_RANDOM_MAX);
 		if ((rv = rpc_end(&call, rv)) != CKR_OK)
 			return leave(rv);
-		if (got != n)
+		if (v.len != n)
 			return leave(CKR_DEVICE_ERROR);
-		memcpy(out + done, v, n);
+		memcpy(out + done, v.p, n);
 		rpc_wipe(&call);
 		done += n;
 	}
