@@ -56,16 +56,38 @@ static CK_RV leave(CK_RV rv)
 	return rv;
 }
 
-#define ENTER()                          \
+/* enter(), then a call's own checks: CKR_SLOT_ID_INVALID unless slot_ok
+ * (the slot it names is ours), CKR_ARGUMENTS_BAD unless args_ok (its
+ * pointers and lengths are usable); the lock is let go again on any. */
+static CK_RV enter_call(bool slot_ok, bool args_ok)
+{
+	CK_RV rv = enter();
+	if (rv != CKR_OK)
+		return rv;
+	return !slot_ok ? leave(CKR_SLOT_ID_INVALID) : !args_ok ? leave(CKR_ARGUMENTS_BAD) : CKR_OK;
+}
+
+/* What opens the C_ functions: ENTER(args_ok), or ENTER_SLOT(slot,
+ * args_ok) for those that name a slot, returns enter_call's error. */
+#define RETURN_ON_ERROR(expr)            \
 	do {                             \
-		CK_RV rv_ = enter();     \
+		CK_RV rv_ = (expr);      \
 		if (rv_ != CKR_OK)       \
 			return rv_;      \
 	} while (0)
+#define ENTER(args_ok) RETURN_ON_ERROR(enter_call(true, args_ok))
+#define ENTER_SLOT(slot, args_ok) RETURN_ON_ERROR(enter_call((slot) == SLOT_ID, args_ok))
 
 static void begin(enum p11_op op)
 {
 	rpc_begin(&call, op, app);
+}
+
+/* A request whose first argument is session s. */
+static void begin_session(enum p11_op op, CK_SESSION_HANDLE s)
+{
+	begin(op);
+	wire_put_u64(&call.w, s);
 }
 
 /* Sends the request; CKR_OK or the token's error. */
@@ -74,11 +96,17 @@ static CK_RV send_call(void)
 	return rpc_call(&call, sock);
 }
 
-/* A call with no results. */
-static CK_RV simple(void)
+/* Sends a request that has no results: CKR_OK or the error. */
+static CK_RV no_results(void)
 {
 	CK_RV rv = send_call();
-	return leave(rv == CKR_OK ? rpc_end(&call, rv) : rv);
+	return rv == CKR_OK ? rpc_end(&call, rv) : rv;
+}
+
+/* A call with no results, to its end. */
+static CK_RV simple(void)
+{
+	return leave(no_results());
 }
 
 /* A fork while another thread is inside a call must not leave the
@@ -141,7 +169,7 @@ EXPORT CK_RV C_Finalize(CK_VOID_PTR reserved)
 {
 	if (reserved)
 		return CKR_ARGUMENTS_BAD;
-	ENTER();
+	ENTER(true);
 	begin(P11_OP_FINALIZE);
 	send_call(); /* the token forgets us; unreachable, it will in time */
 	initialized = false;
@@ -155,9 +183,7 @@ EXPORT CK_RV C_Finalize(CK_VOID_PTR reserved)
 
 EXPORT CK_RV C_GetInfo(CK_INFO_PTR info)
 {
-	ENTER();
-	if (!info)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER(info);
 	memset(info, 0, sizeof *info);
 	info->cryptokiVersion.major = 2;
 	info->cryptokiVersion.minor = 40;
@@ -188,9 +214,7 @@ static bool present(void)
 
 EXPORT CK_RV C_GetSlotList(CK_BBOOL token_present, CK_SLOT_ID_PTR list, CK_ULONG_PTR count)
 {
-	ENTER();
-	if (!count)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER(count);
 	CK_ULONG n = !token_present || present() ? 1 : 0;
 	CK_RV rv = CKR_OK;
 	if (list && *count < n)
@@ -203,11 +227,7 @@ EXPORT CK_RV C_GetSlotList(CK_BBOOL token_present, CK_SLOT_ID_PTR list, CK_ULONG
 
 EXPORT CK_RV C_GetSlotInfo(CK_SLOT_ID slot, CK_SLOT_INFO_PTR info)
 {
-	ENTER();
-	if (slot != SLOT_ID)
-		return leave(CKR_SLOT_ID_INVALID);
-	if (!info)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER_SLOT(slot, info);
 	memset(info, 0, sizeof *info);
 	pad(info->slotDescription, sizeof info->slotDescription, "cloak guest token");
 	pad(info->manufacturerID, sizeof info->manufacturerID, "cloak");
@@ -217,11 +237,7 @@ EXPORT CK_RV C_GetSlotInfo(CK_SLOT_ID slot, CK_SLOT_INFO_PTR info)
 
 EXPORT CK_RV C_GetTokenInfo(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 {
-	ENTER();
-	if (slot != SLOT_ID)
-		return leave(CKR_SLOT_ID_INVALID);
-	if (!info)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER_SLOT(slot, info);
 	begin(P11_OP_TOKEN_INFO);
 	CK_RV rv = send_call();
 	if (rv == CKR_DEVICE_ERROR)
@@ -254,11 +270,7 @@ EXPORT CK_RV C_GetTokenInfo(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 
 EXPORT CK_RV C_GetMechanismList(CK_SLOT_ID slot, CK_MECHANISM_TYPE_PTR list, CK_ULONG_PTR count)
 {
-	ENTER();
-	if (slot != SLOT_ID)
-		return leave(CKR_SLOT_ID_INVALID);
-	if (!count)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER_SLOT(slot, count);
 	begin(P11_OP_MECH_LIST);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
@@ -281,11 +293,7 @@ EXPORT CK_RV C_GetMechanismList(CK_SLOT_ID slot, CK_MECHANISM_TYPE_PTR list, CK_
 
 EXPORT CK_RV C_GetMechanismInfo(CK_SLOT_ID slot, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR info)
 {
-	ENTER();
-	if (slot != SLOT_ID)
-		return leave(CKR_SLOT_ID_INVALID);
-	if (!info)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER_SLOT(slot, info);
 	begin(P11_OP_MECH_INFO);
 	wire_put_u64(&call.w, type);
 	CK_RV rv = send_call();
@@ -299,11 +307,7 @@ EXPORT CK_RV C_GetMechanismInfo(CK_SLOT_ID slot, CK_MECHANISM_TYPE type, CK_MECH
 
 EXPORT CK_RV C_InitToken(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
 {
-	ENTER();
-	if (slot != SLOT_ID)
-		return leave(CKR_SLOT_ID_INVALID);
-	if (!label || (!pin && len))
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER_SLOT(slot, label && (pin || !len));
 	if (!pin) /* a protected authentication path: we have none */
 		return leave(CKR_ARGUMENTS_BAD);
 	if (len > P11_PIN_MAX)
@@ -328,9 +332,8 @@ static CK_RV put_pin(CK_UTF8CHAR_PTR pin, CK_ULONG len)
 
 EXPORT CK_RV C_InitPIN(CK_SESSION_HANDLE s, CK_UTF8CHAR_PTR pin, CK_ULONG len)
 {
-	ENTER();
-	begin(P11_OP_INIT_PIN);
-	wire_put_u64(&call.w, s);
+	ENTER(true);
+	begin_session(P11_OP_INIT_PIN, s);
 	CK_RV rv = put_pin(pin, len);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
@@ -338,57 +341,55 @@ EXPORT CK_RV C_InitPIN(CK_SESSION_HANDLE s, CK_UTF8CHAR_PTR pin, CK_ULONG len)
 EXPORT CK_RV C_SetPIN(CK_SESSION_HANDLE s, CK_UTF8CHAR_PTR old, CK_ULONG olen, CK_UTF8CHAR_PTR new,
 		      CK_ULONG nlen)
 {
-	ENTER();
-	begin(P11_OP_SET_PIN);
-	wire_put_u64(&call.w, s);
+	ENTER(true);
+	begin_session(P11_OP_SET_PIN, s);
 	CK_RV rv = put_pin(old, olen);
 	if (rv == CKR_OK)
 		rv = put_pin(new, nlen);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
 
-EXPORT CK_RV C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR app_arg, CK_NOTIFY notify,
-			   CK_SESSION_HANDLE_PTR s)
+/* Sends the request and reads its result, a handle (a session's or an
+ * object's), into *out; to the call's end. */
+static CK_RV handle_result(CK_ULONG_PTR out)
 {
-	ENTER();
-	if (slot != SLOT_ID)
-		return leave(CKR_SLOT_ID_INVALID);
-	if (!s)
-		return leave(CKR_ARGUMENTS_BAD);
-	begin(P11_OP_OPEN_SESSION);
-	wire_put_u64(&call.w, flags);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
-	CK_SESSION_HANDLE h = wire_get_u64(&call.r);
+	CK_ULONG h = wire_get_u64(&call.r);
 	if ((rv = rpc_end(&call, rv)) == CKR_OK)
-		*s = h;
+		*out = h;
 	return leave(rv);
+}
+
+EXPORT CK_RV C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR app_arg, CK_NOTIFY notify,
+			   CK_SESSION_HANDLE_PTR s)
+{
+	ENTER_SLOT(slot, s);
+	begin(P11_OP_OPEN_SESSION);
+	wire_put_u64(&call.w, flags);
+	return handle_result(s);
 }
 
 /* Calls whose only argument is a session. */
 static CK_RV session_call(enum p11_op op, CK_SESSION_HANDLE s)
 {
-	ENTER();
-	begin(op);
-	wire_put_u64(&call.w, s);
+	ENTER(true);
+	begin_session(op, s);
 	return simple();
 }
 
 EXPORT CK_RV C_CloseSession(CK_SESSION_HANDLE s)
 {
-	ENTER();
+	ENTER(true);
 	sign_memo_drop(s);
-	begin(P11_OP_CLOSE_SESSION);
-	wire_put_u64(&call.w, s);
+	begin_session(P11_OP_CLOSE_SESSION, s);
 	return simple();
 }
 
 EXPORT CK_RV C_CloseAllSessions(CK_SLOT_ID slot)
 {
-	ENTER();
-	if (slot != SLOT_ID)
-		return leave(CKR_SLOT_ID_INVALID);
+	ENTER_SLOT(slot, true);
 	begin(P11_OP_CLOSE_ALL);
 	sign_memo_clear();
 	return simple();
@@ -396,11 +397,8 @@ EXPORT CK_RV C_CloseAllSessions(CK_SLOT_ID slot)
 
 EXPORT CK_RV C_GetSessionInfo(CK_SESSION_HANDLE s, CK_SESSION_INFO_PTR info)
 {
-	ENTER();
-	if (!info)
-		return leave(CKR_ARGUMENTS_BAD);
-	begin(P11_OP_SESSION_INFO);
-	wire_put_u64(&call.w, s);
+	ENTER(info);
+	begin_session(P11_OP_SESSION_INFO, s);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
 		return leave(rv);
@@ -413,9 +411,8 @@ EXPORT CK_RV C_GetSessionInfo(CK_SESSION_HANDLE s, CK_SESSION_INFO_PTR info)
 
 EXPORT CK_RV C_Login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin, CK_ULONG len)
 {
-	ENTER();
-	begin(P11_OP_LOGIN);
-	wire_put_u64(&call.w, s);
+	ENTER(true);
+	begin_session(P11_OP_LOGIN, s);
 	wire_put_u64(&call.w, who);
 	CK_RV rv = put_pin(pin, len);
 	return rv != CKR_OK ? leave(rv) : simple();
@@ -423,10 +420,9 @@ EXPORT CK_RV C_Login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin,
 
 EXPORT CK_RV C_Logout(CK_SESSION_HANDLE s)
 {
-	ENTER();
+	ENTER(true);
 	sign_memo_clear(); /* the token ends the sessions' operations */
-	begin(P11_OP_LOGOUT);
-	wire_put_u64(&call.w, s);
+	begin_session(P11_OP_LOGOUT, s);
 	return simple();
 }
 
@@ -444,46 +440,27 @@ static CK_RV put_template(CK_ATTRIBUTE_PTR t, CK_ULONG n)
 	return call.w.bad ? CKR_ARGUMENTS_BAD : CKR_OK;
 }
 
-/* Reads a handle result into *out. */
-static CK_RV handle_result(CK_OBJECT_HANDLE_PTR out)
-{
-	CK_RV rv = send_call();
-	if (rv != CKR_OK)
-		return leave(rv);
-	CK_OBJECT_HANDLE h = wire_get_u64(&call.r);
-	if ((rv = rpc_end(&call, rv)) == CKR_OK)
-		*out = h;
-	return leave(rv);
-}
-
 EXPORT CK_RV C_CreateObject(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR o)
 {
-	ENTER();
-	if (!o)
-		return leave(CKR_ARGUMENTS_BAD);
-	begin(P11_OP_CREATE_OBJECT);
-	wire_put_u64(&call.w, s);
+	ENTER(o);
+	begin_session(P11_OP_CREATE_OBJECT, s);
 	CK_RV rv = put_template(t, n);
 	return rv != CKR_OK ? leave(rv) : handle_result(o);
 }
 
 EXPORT CK_RV C_DestroyObject(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o)
 {
-	ENTER();
+	ENTER(true);
 	sign_memo_unsure();
-	begin(P11_OP_DESTROY_OBJECT);
-	wire_put_u64(&call.w, s);
+	begin_session(P11_OP_DESTROY_OBJECT, s);
 	wire_put_u64(&call.w, o);
 	return simple();
 }
 
 EXPORT CK_RV C_GetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n)
 {
-	ENTER();
-	if ((!t && n) || n > P11_ATTRS_MAX)
-		return leave(CKR_ARGUMENTS_BAD);
-	begin(P11_OP_GET_ATTRS);
-	wire_put_u64(&call.w, s);
+	ENTER((t || !n) && n <= P11_ATTRS_MAX);
+	begin_session(P11_OP_GET_ATTRS, s);
 	wire_put_u64(&call.w, o);
 	wire_put_u32(&call.w, (uint32_t)n);
 	for (CK_ULONG i = 0; i < n; i++) {
@@ -513,10 +490,9 @@ EXPORT CK_RV C_GetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATT
 
 EXPORT CK_RV C_SetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n)
 {
-	ENTER();
+	ENTER(true);
 	sign_memo_unsure();
-	begin(P11_OP_SET_ATTRS);
-	wire_put_u64(&call.w, s);
+	begin_session(P11_OP_SET_ATTRS, s);
 	wire_put_u64(&call.w, o);
 	CK_RV rv = put_template(t, n);
 	return rv != CKR_OK ? leave(rv) : simple();
@@ -524,20 +500,16 @@ EXPORT CK_RV C_SetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATT
 
 EXPORT CK_RV C_FindObjectsInit(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG n)
 {
-	ENTER();
-	begin(P11_OP_FIND_INIT);
-	wire_put_u64(&call.w, s);
+	ENTER(true);
+	begin_session(P11_OP_FIND_INIT, s);
 	CK_RV rv = put_template(t, n);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
 
 EXPORT CK_RV C_FindObjects(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE_PTR out, CK_ULONG max, CK_ULONG_PTR count)
 {
-	ENTER();
-	if (!out || !count)
-		return leave(CKR_ARGUMENTS_BAD);
-	begin(P11_OP_FIND);
-	wire_put_u64(&call.w, s);
+	ENTER(out && count);
+	begin_session(P11_OP_FIND, s);
 	wire_put_u32(&call.w, max > P11_FIND_MAX ? P11_FIND_MAX : (uint32_t)max);
 	CK_RV rv = send_call();
 	if (rv != CKR_OK)
@@ -573,11 +545,8 @@ EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRI
 			       CK_ATTRIBUTE_PTR kt, CK_ULONG kn, CK_OBJECT_HANDLE_PTR pub,
 			       CK_OBJECT_HANDLE_PTR priv)
 {
-	ENTER();
-	if (!pub || !priv)
-		return leave(CKR_ARGUMENTS_BAD);
-	begin(P11_OP_GENERATE_KEY_PAIR);
-	wire_put_u64(&call.w, s);
+	ENTER(pub && priv);
+	begin_session(P11_OP_GENERATE_KEY_PAIR, s);
 	CK_RV rv = put_mechanism(m);
 	if (rv == CKR_OK)
 		rv = put_template(pt, pn);
@@ -595,6 +564,18 @@ EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRI
 	return leave(rv);
 }
 
+/* C_SignInit's or C_DecryptInit's request: the session, the mechanism
+ * (put_mech's error, if it has one) and the key. */
+static CK_RV begin_init(enum p11_op op, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m,
+			CK_RV (*put_mech)(CK_MECHANISM_PTR m), CK_OBJECT_HANDLE key)
+{
+	begin_session(op, s);
+	CK_RV rv = put_mech(m);
+	if (rv == CKR_OK)
+		wire_put_u64(&call.w, key);
+	return rv;
+}
+
 /* C_SignInit's arguments as they travel. */
 static void put_sign_init(const struct sign_init *i)
 {
@@ -608,22 +589,17 @@ static void put_sign_init(const struct sign_init *i)
  * C_Sign after it (sign_memo.h); any other goes now. */
 EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
-	ENTER();
-	begin(P11_OP_SIGN_INIT);
-	wire_put_u64(&call.w, s);
-	CK_RV rv = put_mechanism(m);
+	ENTER(true);
+	CK_RV rv = begin_init(P11_OP_SIGN_INIT, s, m, put_mechanism, key);
 	if (rv != CKR_OK)
 		return leave(rv);
-	wire_put_u64(&call.w, key);
 	if (sign_memo_deferred(s)) /* an operation waits: the token would say so */
 		return leave(CKR_OPERATION_ACTIVE);
 	struct sign_init i;
 	bool keep = sign_init_make(&i, s, m, key);
 	if (keep && sign_memo_defer(&i))
 		return leave(CKR_OK);
-	rv = send_call();
-	if (rv == CKR_OK)
-		rv = rpc_end(&call, rv);
+	rv = no_results();
 	if (rv == CKR_OK && keep)
 		sign_memo_accepted(&i);
 	else
@@ -640,9 +616,7 @@ static CK_RV send_deferred(CK_SESSION_HANDLE s)
 		return CKR_OK;
 	begin(P11_OP_SIGN_INIT);
 	put_sign_init(&i);
-	CK_RV rv = send_call();
-	if (rv == CKR_OK)
-		rv = rpc_end(&call, rv);
+	CK_RV rv = no_results();
 	rpc_wipe(&call);
 	if (rv != CKR_OK)
 		sign_memo_refused(s);
@@ -686,14 +660,9 @@ static CK_RV put_decrypt_mechanism(CK_MECHANISM_PTR m)
 
 EXPORT CK_RV C_DecryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
-	ENTER();
-	begin(P11_OP_DECRYPT_INIT);
-	wire_put_u64(&call.w, s);
-	CK_RV rv = put_decrypt_mechanism(m);
-	if (rv != CKR_OK)
-		return leave(rv);
-	wire_put_u64(&call.w, key);
-	return simple();
+	ENTER(true);
+	CK_RV rv = begin_init(P11_OP_DECRYPT_INIT, s, m, put_decrypt_mechanism, key);
+	return rv != CKR_OK ? leave(rv) : simple();
 }
 
 /* The result of SIGN, SIGN_FINAL or DECRYPT: the signature's length, and the
@@ -731,12 +700,9 @@ static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 {
 	for (CK_ULONG done = 0; done < len;) {
 		CK_ULONG n = len - done < P11_DATA_MAX ? len - done : P11_DATA_MAX;
-		begin(P11_OP_SIGN_UPDATE);
-		wire_put_u64(&call.w, s);
+		begin_session(P11_OP_SIGN_UPDATE, s);
 		wire_put_string(&call.w, data + done, n);
-		CK_RV rv = send_call();
-		if (rv == CKR_OK)
-			rv = rpc_end(&call, rv);
+		CK_RV rv = no_results();
 		if (rv != CKR_OK)
 			return rv;
 		rpc_wipe(&call);
@@ -748,9 +714,7 @@ static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 /* Single-part only (RSA: the ciphertext is one block). */
 EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
 {
-	ENTER();
-	if ((!in && len) || !outlen)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER((in || !len) && outlen);
 	if (len > P11_DATA_MAX)
 		return leave(CKR_ENCRYPTED_DATA_LEN_RANGE);
 	put_sign_head(P11_OP_DECRYPT, s, out, outlen, NULL);
@@ -760,9 +724,7 @@ EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYT
 
 EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 {
-	ENTER();
-	if ((!data && len) || !siglen)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER((data || !len) && siglen);
 	bool big = len > P11_DATA_MAX;
 	/* A deferred C_SignInit goes with it, or first if the data needs
 	 * more than one frame. */
@@ -792,9 +754,7 @@ EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE
 
 EXPORT CK_RV C_SignUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 {
-	ENTER();
-	if (!data && len)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER(data || !len);
 	CK_RV rv = send_deferred(s);
 	if (rv == CKR_OK)
 		rv = sign_update(s, data, len);
@@ -807,9 +767,7 @@ EXPORT CK_RV C_SignUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 
 EXPORT CK_RV C_SignFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 {
-	ENTER();
-	if (!siglen)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER(siglen);
 	CK_RV rv = send_deferred(s);
 	if (rv != CKR_OK)
 		return leave(rv);
@@ -824,13 +782,10 @@ EXPORT CK_RV C_SeedRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR seed, CK_ULONG len)
 
 EXPORT CK_RV C_GenerateRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG len)
 {
-	ENTER();
-	if (!out && len)
-		return leave(CKR_ARGUMENTS_BAD);
+	ENTER(out || !len);
 	for (CK_ULONG done = 0; done < len;) {
 		uint32_t n = len - done < P11_RANDOM_MAX ? (uint32_t)(len - done) : P11_RANDOM_MAX;
-		begin(P11_OP_GENERATE_RANDOM);
-		wire_put_u64(&call.w, s);
+		begin_session(P11_OP_GENERATE_RANDOM, s);
 		wire_put_u32(&call.w, n);
 		CK_RV rv = send_call();
 		if (rv != CKR_OK)
