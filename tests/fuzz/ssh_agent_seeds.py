@@ -3,7 +3,7 @@
 """Seed streams for the ssh-agent fuzz target: what OpenSSH's tools send,
 framed, with the P-256 key whose scalar is 1 (its public key is the
 generator), RFC 8032's first Ed25519 key, and the unit tests' RSA-2048 key
-(tests/unit/rsa_vectors.h, read from there).
+(tests/unit/agent_vectors.h, read from there).
   ssh_agent_seeds.py OUTDIR"""
 import os, re, struct, sys
 
@@ -29,11 +29,11 @@ ed_add = s("ssh-ed25519") + s(ED_PUB) + s(ED_SEED + ED_PUB) + s("ed comment")
 
 
 def rsa_vectors():
-    """The byte arrays of tests/unit/rsa_vectors.h, by name."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "rsa_vectors.h")
+    """The RSA vectors of tests/unit/agent_vectors.h, by name."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "agent_vectors.h")
     text = open(path).read()
-    return {m.group(1): bytes(int(x, 16) for x in re.findall(r"0x([0-9a-f]{2})", m.group(2)))
-            for m in re.finditer(r"rsa_(\w+)\[\d+\] = \{([^}]*)\}", text)}
+    return {m.group(1): bytes.fromhex(m.group(2))
+            for m in re.finditer(r'\{ rsa_(\w+), sizeof rsa_\w+, "([0-9a-f]+)" \}', text)}
 
 
 def mpint(b):

@@ -23,7 +23,7 @@
 #include "agent_ed25519.h"
 #include "agent_p256.h"
 #include "agent_rsa.h"
-#include "rsa_vectors.h"
+#include "agent_vectors.h"
 
 static uint64_t fake_now = 1000;
 static unsigned seeds, delays;
@@ -563,22 +563,7 @@ static void test_keygen_query_keyhash(void **state)
 
 /* ---- Ed25519 ---- */
 
-/* RFC 8032, section 7.1, TEST 1: the key, and its signature of the empty
- * message. */
-static const uint8_t rfc_seed[32] = {
-	0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
-	0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60,
-};
-static const uint8_t rfc_pub[32] = {
-	0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7, 0xd5, 0x4b, 0xfe, 0xd3, 0xc9, 0x64, 0x07, 0x3a,
-	0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6, 0x23, 0x25, 0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a,
-};
-static const uint8_t rfc_sig[64] = {
-	0xe5, 0x56, 0x43, 0x00, 0xc3, 0x60, 0xac, 0x72, 0x90, 0x86, 0xe2, 0xcc, 0x80, 0x6e, 0x82, 0x8a,
-	0x84, 0x87, 0x7f, 0x1e, 0xb8, 0xe5, 0xd9, 0x74, 0xd8, 0x73, 0xe0, 0x65, 0x22, 0x49, 0x01, 0x55,
-	0x5f, 0xb8, 0x82, 0x15, 0x90, 0xa3, 0x3b, 0xac, 0xc6, 0x1e, 0x39, 0x70, 0x1c, 0xf9, 0xb4, 0x6b,
-	0xd2, 0x5b, 0xf5, 0xf0, 0x59, 0x5b, 0xbe, 0x24, 0x65, 0x51, 0x41, 0x43, 0x8e, 0x7a, 0x10, 0x0b,
-};
+/* RFC 8032's key and signature: rfc_seed, rfc_pub, rfc_sig (agent_vectors.h). */
 
 /* An Ed25519 add as OpenSSH sends it: name, A, seed || sk_pub, comment. */
 static size_t ed_add_msg(uint8_t *buf, size_t cap, const uint8_t *seed, const uint8_t *pub,
@@ -768,7 +753,7 @@ static void test_ed25519_keygen(void **state)
 
 #define WB(a) ((struct wire_bytes){ a, sizeof a })
 
-/* The test key's fields as OpenSSH sends them (rsa_vectors.h). */
+/* The test key's fields as OpenSSH sends them (agent_vectors.h). */
 static struct agent_rsa_fields rsa_fields(void)
 {
 	return (struct agent_rsa_fields){ WB(rsa_n), WB(rsa_e), WB(rsa_d),
@@ -864,28 +849,30 @@ static void rsa_add_expect(const struct agent_rsa_fields *f, enum agent_parse pa
 	assert_int_equal(call(m, n, NULL), reply);
 }
 
+/* The len bytes at v with the bits flip of the last one flipped, in buf. */
+static struct wire_bytes flipped(uint8_t *buf, const uint8_t *v, size_t len, uint8_t flip)
+{
+	memcpy(buf, v, len);
+	buf[len - 1] ^= flip;
+	return (struct wire_bytes){ buf, len };
+}
+
 static void test_rsa_add_refusals(void **state)
 {
 	uint8_t bad[sizeof rsa_n], one[1] = { 1 }, even[] = { 0x01, 0x00, 0x00 };
 	struct agent_rsa_fields f = rsa_fields();
 	/* Fields that parse but make no key: each is caught by the key
 	 * check (sign, then verify with n and e). */
-	memcpy(bad, rsa_iqmp, sizeof rsa_iqmp);
-	bad[sizeof rsa_iqmp - 1] ^= 2;
-	f.iqmp = (struct wire_bytes){ bad, sizeof rsa_iqmp };
+	f.iqmp = flipped(bad, rsa_iqmp, sizeof rsa_iqmp, 2);
 	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
 	f = rsa_fields();
 	f.p = WB(rsa_q), f.q = WB(rsa_p); /* iqmp is then for the wrong prime */
 	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
 	f = rsa_fields();
-	memcpy(bad, rsa_d, sizeof rsa_d);
-	bad[sizeof rsa_d - 1] ^= 2;
-	f.d = WB(bad);
+	f.d = flipped(bad, rsa_d, sizeof rsa_d, 2);
 	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
 	f = rsa_fields();
-	memcpy(bad, rsa_n, sizeof rsa_n);
-	bad[sizeof rsa_n - 1] ^= 2; /* still odd */
-	f.n = WB(bad);
+	f.n = flipped(bad, rsa_n, sizeof rsa_n, 2); /* still odd */
 	rsa_add_expect(&f, AGENT_PARSE_OK, SSH_AGENT_FAILURE);
 	f = rsa_fields();
 	f.p = WB(one); /* p - 1 = 0 */
@@ -898,9 +885,7 @@ static void test_rsa_add_refusals(void **state)
 	f.e = WB(one);
 	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
 	f = rsa_fields();
-	memcpy(bad, rsa_n, sizeof rsa_n);
-	bad[sizeof rsa_n - 1] ^= 1;
-	f.n = WB(bad);
+	f.n = flipped(bad, rsa_n, sizeof rsa_n, 1);
 	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
 	f.n = (struct wire_bytes){ rsa_n + 1, sizeof rsa_n - 1 };
 	rsa_add_expect(&f, AGENT_PARSE_MALFORMED, SSH_AGENT_FAILURE);
@@ -1002,6 +987,12 @@ static void test_rsa_keygen(void **state)
 	assert_int_equal(listed(), 1);
 }
 
+/* The known answers, before any test. */
+static int load_vectors(void **state)
+{
+	return agent_vectors_load() ? 0 : -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1028,5 +1019,5 @@ int main(void)
 		cmocka_unit_test_setup(test_rsa_import_crt, setup),
 		cmocka_unit_test_setup(test_rsa_keygen, setup),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, load_vectors, NULL);
 }
