@@ -80,6 +80,14 @@ kvm_kind() {
 	echo "$kind"
 }
 
+# need_native_cpu [WHY]: the test needs a KVM that runs guest code on the
+# CPU (kvm_kind hardware); elsewhere it SKIPs, saying that this host's KVM
+# emulates guest code, where WHY (default: the suite's NATIVE_CPU_WHY).
+need_native_cpu() {
+	[ "$(kvm_kind)" = hardware ] ||
+		skip "this host's KVM emulates guest code, where ${1:-$NATIVE_CPU_WHY}; the SVM tier runs this"
+}
+
 # check_json: `cloak check --json` of this host, asked once per run.
 check_json() {
 	local cache=${BATS_RUN_TMPDIR:-/tmp}/cloak-check.json
@@ -129,6 +137,36 @@ need_root() {
 		[ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && { echo "this test needs root" >&2; return 1; }
 		skip "needs root"
 	fi
+}
+
+# free_port: a TCP port on 127.0.0.1 that was free when asked.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_sshd: a throwaway sshd on a free loopback port ($PORT), as root,
+# with no system configuration (-f /dev/null), a temporary host key that
+# $TMP/known_hosts names, and $TMP/authorized_keys; its pid joins PIDS
+# (the key services' suites: ssh against the agent, ssh -I the module).
+start_sshd() {
+	[ "$(id -u)" = 0 ] || { [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && return 1; skip "sshd needs root"; }
+	[ -x /usr/sbin/sshd ] || { echo "no /usr/sbin/sshd: apt-get install openssh-server"; return 1; }
+	mkdir -p /run/sshd # privilege separation directory, as Debian's service makes it
+	ssh-keygen -q -t ed25519 -N '' -f "$TMP/hostkey"
+	PORT=$(free_port)
+	echo "[127.0.0.1]:$PORT $(cat "$TMP/hostkey.pub")" > "$TMP/known_hosts"
+	timeout 300 /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress=127.0.0.1 -o Port="$PORT" \
+		-o HostKey="$TMP/hostkey" -o AuthorizedKeysFile="$TMP/authorized_keys" \
+		-o PidFile=none -o StrictModes=no -o UsePAM=no -o PasswordAuthentication=no \
+		-o KbdInteractiveAuthentication=no -o PermitRootLogin=prohibit-password \
+		-o MaxAuthTries=3 -o LoginGraceTime=120 > "$TMP/sshd.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do
+		grep -q 'Server listening' "$TMP/sshd.log" && return 0
+		sleep 0.1
+	done
+	cat "$TMP/sshd.log"
+	return 1
 }
 
 # run_cloak ARGS...: runs the monitor with a safety timeout so a broken

@@ -38,11 +38,9 @@ teardown() {
 	true
 }
 
-# need_native_cpu: many signatures run only where the CPU runs guest code.
-need_native_cpu() {
-	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where one P-256 signature takes about 3.5 s; the SVM tier runs this"
-}
+# need_native_cpu (helpers.bash): many signatures run only where the CPU
+# runs guest code.
+NATIVE_CPU_WHY="one P-256 signature takes about 3.5 s"
 
 # start_token: the token guest, its channel on $TMP/token.sock, given to
 # nobody (nginx's workers connect as nobody: a worker that cannot connect
@@ -161,10 +159,6 @@ nginx_stop() {
 	rm -f "$NG/nginx.pid"
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 wait_port() {
 	for _ in $(seq 100); do
 		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$1" 2> /dev/null && return 0
@@ -275,28 +269,6 @@ record_traffic() {
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
-# start_sshd: a throwaway sshd on a free loopback port with no system
-# configuration, a temporary host key, $TMP/authorized_keys.
-start_sshd() {
-	[ -x /usr/sbin/sshd ] || { echo "no /usr/sbin/sshd: apt-get install openssh-server"; return 1; }
-	mkdir -p /run/sshd # privilege separation directory, as Debian's service makes it
-	ssh-keygen -q -t ed25519 -N '' -f "$TMP/hostkey"
-	PORT=$(free_port)
-	echo "[127.0.0.1]:$PORT $(cat "$TMP/hostkey.pub")" > "$TMP/known_hosts"
-	timeout 300 /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress=127.0.0.1 -o Port="$PORT" \
-		-o HostKey="$TMP/hostkey" -o AuthorizedKeysFile="$TMP/authorized_keys" \
-		-o PidFile=none -o StrictModes=no -o UsePAM=no -o PasswordAuthentication=no \
-		-o KbdInteractiveAuthentication=no -o PermitRootLogin=prohibit-password \
-		-o MaxAuthTries=3 -o LoginGraceTime=120 > "$TMP/sshd.log" 2>&1 &
-	PIDS+=($!)
-	for _ in $(seq 100); do
-		grep -q 'Server listening' "$TMP/sshd.log" && return 0
-		sleep 0.1
-	done
-	cat "$TMP/sshd.log"
-	return 1
-}
-
 # ssh_p11 [SSH-OPTIONS...]: ssh -I the module to the test sshd, the PIN
 # given by an askpass program, no agent; runs `true`. (IdentitiesOnly would
 # drop the module's keys: no IdentityFile names them.)
@@ -318,8 +290,7 @@ ssh_p11() {
 	[[ ${lines[0]} == "ecdsa-sha2-nistp256 "* ]] || { echo "$output"; return 1; }
 	local key=${lines[0]}
 	# The same key as the token's public key object, read by pkcs11-tool.
-	p11 --read-object --type pubkey --id 02 -o "$TMP/pub02.der" 2> /dev/null
-	openssl pkey -pubin -inform DER -in "$TMP/pub02.der" -out "$TMP/pub02.pem"
+	pubkey_pem 02 2> /dev/null
 	[ "$(ssh-keygen -i -m PKCS8 -f "$TMP/pub02.pem" | cut -d' ' -f1,2)" = "$(cut -d' ' -f1,2 <<< "$key")" ]
 	start_sshd
 	# The control: another key authorised, the token's key is refused.
@@ -341,16 +312,15 @@ ssh_p11() {
 	need_native_cpu
 	start_token
 	import_key
-	local pids=() i
+	local i
 	for i in $(seq 50); do
 		echo "message $i of 50, $RANDOM" > "$TMP/msg$i"
+	done
+	sign_one() {
 		p11 --login --pin "$PIN" --sign --id 01 -m ECDSA-SHA256 --signature-format openssl \
-			-i "$TMP/msg$i" -o "$TMP/sig$i" > "$TMP/out$i" 2>&1 &
-		pids+=($!)
-	done
-	for i in "${!pids[@]}"; do
-		wait "${pids[$i]}" || { cat "$TMP/out$((i + 1))"; return 1; }
-	done
+			-i "$TMP/msg$1" -o "$TMP/sig$1"
+	}
+	at_once 50 sign_one
 	for i in $(seq 50); do
 		run openssl dgst -sha256 -verify "$TMP/pub.pem" -signature "$TMP/sig$i" "$TMP/msg$i"
 		[[ $output == "Verified OK" ]] || { echo "signature $i: $output"; return 1; }

@@ -29,8 +29,7 @@ teardown() {
 
 need_store() {
 	need_kvm
-	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where the store's libsodium (SSE) cannot run; the SVM tier runs this"
+	need_native_cpu "the store's libsodium (SSE) cannot run"
 	need_cmd pkcs11-tool opensc
 	need_cmd python3 python3
 }
@@ -47,6 +46,13 @@ start_token() {
 	local out
 	out=$(CLOAK_ARGS=--timeout=900 "$LAUNCHER" start -s "$IMG" "$@" 3>&-) || { echo "$out"; return 1; }
 	eval "$out"
+}
+
+# new_store: a fresh store image (init_image), the token started on it.
+new_store() {
+	run init_image
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	start_token
 }
 
 stop_token() {
@@ -91,8 +97,7 @@ private_keys() {
 	[ ${#scalar} -eq 64 ]
 	run p11 --login --pin "$PIN" --write-object "$TMP/k.pem" --type privkey --id 02 --label imported --sensitive
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	p11 --read-object --type pubkey --id 01 -o "$TMP/pub01.der"
-	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
+	pubkey_pem 01
 	echo "signed in a cloak guest $RANDOM" > "$TMP/msg"
 	run sign_verify 01 "$TMP/pub01.pem"
 	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
@@ -120,9 +125,7 @@ private_keys() {
 
 @test "store: wrong PINs get CKR_PIN_INCORRECT until the tries run out, then CKR_PIN_LOCKED with the token's flags; the count survives a restart; the SO unlocks with a new user PIN" {
 	need_store
-	run init_image
-	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	start_token
+	new_store
 	for _ in 1 2 3; do
 		run p11 --login --pin 00000000 -O
 		[[ "$output" == *CKR_PIN_INCORRECT* ]] || { echo "$output"; return 1; }
@@ -157,9 +160,7 @@ private_keys() {
 
 @test "store: an image altered in its data refuses login (CKR_DEVICE_ERROR, the log says why); with both headers damaged the launcher refuses to start and says what to do" {
 	need_store
-	run init_image
-	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	start_token
+	new_store
 	run p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 01
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	stop_token
@@ -208,13 +209,11 @@ kill_when_data_written() {
 
 @test "store: the token killed (SIGKILL) during login, key generation and its commit leaves the old or the new object set, never a broken store" {
 	need_store
-	run init_image
-	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	new_store
 	# One uninterrupted login + key generation + commit, timed, sets the
 	# kill delays: at 10%, 30% and 60% of it (the login's tries written,
 	# the derivation, the key generation), then twice the moment the
 	# commit's data reaches the image.
-	start_token
 	local t0 t1 ms n=1 before after id kept=0 at
 	t0=$(date +%s%N)
 	p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 01 > /dev/null
@@ -244,17 +243,14 @@ kill_when_data_written() {
 	# Some kill came before a commit finished (else none tested a crash).
 	[ "$kept" -ge 1 ]
 	echo "signed after the kills $RANDOM" > "$TMP/msg"
-	p11 --read-object --type pubkey --id 01 -o "$TMP/pub01.der"
-	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
+	pubkey_pem 01
 	run sign_verify 01 "$TMP/pub01.pem"
 	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
 }
 
 @test "store: the token killed (SIGKILL) between a commit's data write and its header write comes back with the previous object set, and commits on" {
 	need_store
-	run init_image
-	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	start_token
+	new_store
 	p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 01 > /dev/null
 	[ "$(private_keys)" -eq 1 ]
 	stop_token
@@ -275,8 +271,7 @@ kill_when_data_written() {
 	start_token || { echo "the store was refused after the kill"; return 1; }
 	[ "$(private_keys)" -eq 1 ] || { echo "not the previous object set"; token_log; return 1; }
 	echo "signed after the kill $RANDOM" > "$TMP/msg"
-	p11 --read-object --type pubkey --id 01 -o "$TMP/pub01.der"
-	openssl pkey -pubin -inform DER -in "$TMP/pub01.der" -out "$TMP/pub01.pem"
+	pubkey_pem 01
 	run sign_verify 01 "$TMP/pub01.pem"
 	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
 	# The next commit goes to the slot the cut one wrote, and lasts.

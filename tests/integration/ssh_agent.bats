@@ -69,13 +69,10 @@ new_key() {
 	fi
 }
 
-# need_native_cpu: Ed25519 and RSA run only where the CPU runs guest code
-# (libsodium's code has SSE arithmetic; an RSA signature takes tens of
-# seconds under KVM's emulator: docs/ssh-agent.md).
-need_native_cpu() {
-	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where the agent refuses Ed25519 (SSE arithmetic) and RSA (too slow); the SVM tier runs this"
-}
+# need_native_cpu (helpers.bash): Ed25519 and RSA run only where the CPU
+# runs guest code (libsodium's code has SSE arithmetic; an RSA signature
+# takes tens of seconds under KVM's emulator: docs/ssh-agent.md).
+NATIVE_CPU_WHY="the agent refuses Ed25519 (SSE arithmetic) and RSA (too slow)"
 
 # c CMD...: an OpenSSH client, bounded in time.
 c() {
@@ -95,27 +92,22 @@ sign_verify() {
 	c ssh-keygen -Y verify -f "$TMP/allowed" -I me -n file -s "$TMP/msg.sig" < "$TMP/msg"
 }
 
-# start_sshd: a throwaway sshd on a free loopback port, as root, with no
-# system configuration (-f /dev/null); authorized_keys is $TMP/authorized_keys.
-start_sshd() {
-	[ "$(id -u)" = 0 ] || { [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ] && return 1; skip "sshd needs root"; }
-	[ -x /usr/sbin/sshd ] || { echo "no /usr/sbin/sshd: apt-get install openssh-server"; return 1; }
-	mkdir -p /run/sshd # privilege separation directory, as Debian's service makes it
-	ssh-keygen -q -t ed25519 -N '' -f "$TMP/hostkey"
-	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	echo "[127.0.0.1]:$PORT $(cat "$TMP/hostkey.pub")" > "$TMP/known_hosts"
-	timeout 300 /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress=127.0.0.1 -o Port="$PORT" \
-		-o HostKey="$TMP/hostkey" -o AuthorizedKeysFile="$TMP/authorized_keys" \
-		-o PidFile=none -o StrictModes=no -o UsePAM=no -o PasswordAuthentication=no \
-		-o KbdInteractiveAuthentication=no -o PermitRootLogin=prohibit-password \
-		-o MaxAuthTries=3 -o LoginGraceTime=120 > "$TMP/sshd.log" 2>&1 &
-	PIDS+=($!)
-	for _ in $(seq 100); do
-		grep -q 'Server listening' "$TMP/sshd.log" && return 0
-		sleep 0.1
+# held_then_deleted KEY FOUND SECRET...: adds $TMP/KEY and signs with it;
+# the first SECRET is then in guest RAM (the control: the scan's output
+# has FOUND); after ssh-add -d, no SECRET is. For --memory=shared guests.
+held_then_deleted() {
+	local key=$1 found=$2 v
+	shift 2
+	c ssh-add -q "$TMP/$key"
+	sign_verify "$TMP/$key.pub"
+	run "$SCAN" key-proc "$1" "$AGENT_PID"
+	[ "$status" -eq 1 ] || { echo "$key while held: $output"; return 1; }
+	[[ $output == *"$found"* ]] || { echo "$key while held: $output"; return 1; }
+	c ssh-add -q -d "$TMP/$key.pub"
+	for v in "$@"; do
+		run "$SCAN" key-proc "$v" "$AGENT_PID"
+		[ "$status" -eq 0 ] || { echo "$key after -d: $output"; return 1; }
 	done
-	cat "$TMP/sshd.log"
-	return 1
 }
 
 # ssh_login PUB: ssh to the test sshd with only the agent's key PUB.
@@ -133,6 +125,17 @@ record_traffic() {
 	PIDS+=($!)
 	wait_for_socket "$TMP/rec.sock" || return 1
 	export SSH_AUTH_SOCK=$TMP/rec.sock
+}
+
+# made_in_guest KEYGEN-ARGS...: an sshd, the agent with its test hooks
+# behind the traffic relay, and cloak-ssh-keygen KEYGEN-ARGS through it
+# (up to 600 s: an RSA key's primes); its output in $output.
+made_in_guest() {
+	start_sshd
+	start_agent -- --test-hooks
+	record_traffic
+	run timeout 600 "$KEYGEN" "$@"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
 # crossed_once SECRET...: the first connection's traffic (the add) holds the
@@ -575,17 +578,8 @@ hash_nowhere() {
 	de=("$("$SCAN" scalar "$TMP/ed")")
 	mapfile -t -O 1 de < <("$SCAN" ed25519-derived "$TMP/ed")
 	[ "${#de[@]}" -eq 3 ]
-	c ssh-add -q "$TMP/ed"
-	sign_verify "$TMP/ed.pub"
-	# Control: the held seed is found in guest RAM.
-	run "$SCAN" key-proc "${de[0]}" "$AGENT_PID"
-	[ "$status" -eq 1 ]
-	[[ $output == *"found big-endian in /memfd:cloak-guest"* ]]
-	c ssh-add -q -d "$TMP/ed.pub"
-	for v in "${de[@]}"; do
-		run "$SCAN" key-proc "$v" "$AGENT_PID"
-		[ "$status" -eq 0 ] || { echo "Ed25519 after -d: $output"; return 1; }
-	done
+	# The control: the held seed is found in guest RAM.
+	held_then_deleted ed "found big-endian in /memfd:cloak-guest" "${de[@]}"
 }
 
 @test "--memory=shared, RSA: p is in guest RAM while held; after a signature and -d none of p, q, d, dp, dq is" {
@@ -597,17 +591,8 @@ hash_nowhere() {
 	local secrets
 	mapfile -t secrets < <("$SCAN" rsa-secrets "$TMP/rsa")
 	[ "${#secrets[@]}" -eq 5 ]
-	c ssh-add -q "$TMP/rsa"
-	sign_verify "$TMP/rsa.pub"
-	# Control: the held key's p is found in guest RAM.
-	run "$SCAN" key-proc "${secrets[0]}" "$AGENT_PID"
-	[ "$status" -eq 1 ]
-	[[ $output == *"in /memfd:cloak-guest"* ]]
-	c ssh-add -q -d "$TMP/rsa.pub"
-	for v in "${secrets[@]}"; do
-		run "$SCAN" key-proc "$v" "$AGENT_PID"
-		[ "$status" -eq 0 ] || { echo "RSA after -d: $output"; return 1; }
-	done
+	# The control: the held key's p is found in guest RAM.
+	held_then_deleted rsa "in /memfd:cloak-guest" "${secrets[@]}"
 }
 
 @test "the agent says which key types this host can run; where KVM emulates guest code Ed25519 and RSA are refused and the agent goes on" {
@@ -644,11 +629,7 @@ hash_nowhere() {
 
 @test "a key made inside the guest (cloak-ssh-keygen): listed, signs, logs in; its scalar is nowhere the host can see" {
 	need_kvm
-	start_sshd
-	start_agent -- --test-hooks
-	record_traffic
-	run c "$KEYGEN" -C "made in the guest"
-	[ "$status" -eq 0 ]
+	made_in_guest -C "made in the guest"
 	[[ $output =~ ^ecdsa-sha2-nistp256\ AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABB[A-Za-z0-9+/]+=*\ made\ in\ the\ guest$ ]]
 	echo "$output" > "$TMP/gen.pub"
 	ssh-keygen -l -f "$TMP/gen.pub" > /dev/null # OpenSSH reads it
@@ -660,11 +641,7 @@ hash_nowhere() {
 @test "an Ed25519 key made inside the guest (cloak-ssh-keygen -t ed25519): listed, signs, logs in; its seed is nowhere the host can see" {
 	need_kvm
 	need_native_cpu
-	start_sshd
-	start_agent -- --test-hooks
-	record_traffic
-	run c "$KEYGEN" -t ed25519 -C "ed made in the guest" -L 600 -f "$TMP/gen.pub"
-	[ "$status" -eq 0 ]
+	made_in_guest -t ed25519 -C "ed made in the guest" -L 600 -f "$TMP/gen.pub"
 	[[ $(cat "$TMP/gen.pub") =~ ^ssh-ed25519\ AAAAC3NzaC1lZDI1NTE5AAAAI[A-Za-z0-9+/]{43}\ ed\ made\ in\ the\ guest$ ]]
 	[[ $(ssh-keygen -l -f "$TMP/gen.pub") == "256 SHA256:"*"(ED25519)" ]]
 	generated_key_works "$TMP/gen.pub"
@@ -675,11 +652,7 @@ hash_nowhere() {
 @test "an RSA key made inside the guest (cloak-ssh-keygen -t rsa): 3072 bits, listed, signs, logs in; its p is nowhere the host can see" {
 	need_kvm
 	need_native_cpu
-	start_sshd
-	start_agent -- --test-hooks
-	record_traffic
-	run timeout 600 "$KEYGEN" -t rsa -C "rsa made in the guest" -f "$TMP/gen.pub"
-	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	made_in_guest -t rsa -C "rsa made in the guest" -f "$TMP/gen.pub"
 	[[ $(cat "$TMP/gen.pub") =~ ^ssh-rsa\ AAAAB3NzaC1yc2EAAAADAQAB[A-Za-z0-9+/]+=*\ rsa\ made\ in\ the\ guest$ ]]
 	[[ $(ssh-keygen -l -f "$TMP/gen.pub") == "3072 SHA256:"*"(RSA)" ]]
 	# The hook's hash is of p's top 32 bytes (docs/ssh-agent.md).

@@ -30,3 +30,31 @@ init_token() {
 	p11 --init-token --label cloak-test --so-pin "$SO_PIN" || return 1
 	p11 --login --login-type so --so-pin "$SO_PIN" --init-pin --new-pin "$PIN"
 }
+
+# pubkey_pem ID: the token's public key ID as PEM in $TMP/pubID.pem (by
+# way of $TMP/pubID.der).
+pubkey_pem() {
+	p11 --read-object --type pubkey --id "$1" -o "$TMP/pub$1.der" || return 1
+	openssl pkey -pubin -inform DER -in "$TMP/pub$1.der" -out "$TMP/pub$1.pem"
+}
+
+# output_has LINE...: each LINE is a whole line of $output (the last run's).
+output_has() {
+	local line
+	for line in "$@"; do
+		grep -qxF "$line" <<< "$output" || { echo "missing '$line' in:"; echo "$output"; return 1; }
+	done
+}
+
+# at_once N FUNC: FUNC 1 .. FUNC N, all at once, each one's output in
+# $TMP/outI; fails, printing its output, if any of them fails.
+at_once() {
+	local i pids=()
+	for i in $(seq "$1"); do
+		"$2" "$i" > "$TMP/out$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || { cat "$TMP/out$((i + 1))"; return 1; }
+	done
+}
