@@ -224,8 +224,7 @@ int cloak_secret_protect(void *p, int mode)
 		errno = EINVAL;
 		return -1;
 	}
-	struct secret_map *m = backend_lookup(p);
-	if (!m || m == &backend_dropped || m->kind != MAP_KIND_MAPPED) {
+	if (!backend_owner(p, MAP_KIND_MAPPED)) {
 		set_last_error("cloak_secret_protect(%p): not a guarded allocation (pooled secrets "
 		               "share pages; use cloak_secret_alloc_guarded)", p);
 		errno = EINVAL;

@@ -178,11 +178,8 @@ void *mapped_alloc(size_t size, size_t align, bool mark)
 /* The live record of p; call with map_lock held. */
 static struct mapping *find_locked(const void *p)
 {
-	struct secret_map *sm = backend_lookup(p);
-	if (!sm || sm->kind != MAP_KIND_MAPPED)
-		return NULL;
-	struct mapping *m = sm->owner;
-	return m->user == p ? m : NULL;
+	struct mapping *m = backend_owner(p, MAP_KIND_MAPPED);
+	return m && m->user == p ? m : NULL;
 }
 
 static _Noreturn void not_live(const char *op, const void *p)

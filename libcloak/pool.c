@@ -403,11 +403,8 @@ void *pool_alloc(size_t size, bool mark)
  * slot's data starts; NULL otherwise. */
 static struct run *run_of(const char *p)
 {
-	struct secret_map *m = backend_lookup(p);
-	if (!m || m->kind != MAP_KIND_ARENA)
-		return NULL;
-	struct arena *a = m->owner;
-	if (p < a->base || p >= a->base + (size_t)a->pages * PAGE_SIZE_BYTES)
+	struct arena *a = backend_owner(p, MAP_KIND_ARENA);
+	if (!a || p < a->base || p >= a->base + (size_t)a->pages * PAGE_SIZE_BYTES)
 		return NULL;
 	struct run *r = __atomic_load_n(&a->run_of_page[(size_t)(p - a->base) / PAGE_SIZE_BYTES],
 	                                __ATOMIC_ACQUIRE);
