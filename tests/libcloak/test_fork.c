@@ -112,30 +112,31 @@ static void free_secrets(struct secrets *s)
 	cloak_secret_free(s->large);
 }
 
+/* A child (made as child_reads says with `raw`) faults on each kind of the
+ * parent's secrets, and the parent's stay intact. */
+static void children_fault_on_secrets(bool raw)
+{
+	struct secrets s;
+	make_secrets(&s);
+	assert_int_equal(child_reads(s.pooled, raw), FAULT_EXIT);
+	assert_int_equal(child_reads(s.guarded, raw), FAULT_EXIT);
+	assert_int_equal(child_reads(s.large, raw), FAULT_EXIT);
+	assert_true(secrets_intact(&s));
+	free_secrets(&s);
+}
+
 /* ---- without fork handlers ---- */
 
 static void raw_fork_child_faults(void **state)
 {
-	struct secrets s;
-	make_secrets(&s);
-	assert_int_equal(child_reads(s.pooled, true), FAULT_EXIT);
-	assert_int_equal(child_reads(s.guarded, true), FAULT_EXIT);
-	assert_int_equal(child_reads(s.large, true), FAULT_EXIT);
-	assert_true(secrets_intact(&s));
-	free_secrets(&s);
+	children_fault_on_secrets(true);
 }
 
 /* ---- drop ---- */
 
 static void drop_child_faults_on_parent_secrets(void **state)
 {
-	struct secrets s;
-	make_secrets(&s);
-	assert_int_equal(child_reads(s.pooled, false), FAULT_EXIT);
-	assert_int_equal(child_reads(s.guarded, false), FAULT_EXIT);
-	assert_int_equal(child_reads(s.large, false), FAULT_EXIT);
-	assert_true(secrets_intact(&s));
-	free_secrets(&s);
+	children_fault_on_secrets(false);
 }
 
 /* The child's allocator starts over, and no secret of the child lands at
