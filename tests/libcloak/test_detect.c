@@ -126,22 +126,27 @@ static int large_overflow_into_slack(void)
 	return 0;
 }
 
-static int noaccess_read_faults(void)
+/* A guarded secret holding 7, then put under protection `mode`; faults end
+ * the scenario with FAULT_EXIT. */
+static unsigned char *protected_secret(int mode)
 {
 	catch_faults();
 	unsigned char *p = cloak_secret_alloc_guarded(64);
 	p[0] = 7;
-	cloak_secret_protect(p, CLOAK_SECRET_NOACCESS);
+	cloak_secret_protect(p, mode);
+	return p;
+}
+
+static int noaccess_read_faults(void)
+{
+	unsigned char *p = protected_secret(CLOAK_SECRET_NOACCESS);
 	printf("read %d\n", peek(p));
 	return 0;
 }
 
 static int readonly_write_faults(void)
 {
-	catch_faults();
-	unsigned char *p = cloak_secret_alloc_guarded(64);
-	p[0] = 7;
-	cloak_secret_protect(p, CLOAK_SECRET_READONLY);
+	unsigned char *p = protected_secret(CLOAK_SECRET_READONLY);
 	if (peek(p) != 7)
 		return 3;
 	printf("read ok\n");
