@@ -176,6 +176,15 @@ caught() {
 	[[ $output == *'man/case.1:7: `make nothing`: no such make target'* ]] || { echo "$output"; return 1; }
 }
 
+@test "check-docs: make rules that cannot be read are one finding, not one per build path" {
+	echo 'include gone.mk' >>"$T/Makefile"
+	doc '`build/tool` and `make check`'
+	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	[[ $output == *"Makefile:1: make -pq failed, so no make target or build output could be checked: "*gone.mk* ]] ||
+		{ echo "$output"; return 1; }
+	[ "$(grep -c '^docs/case.md' <<<"$output")" -eq 0 ] || { echo "$output"; return 1; }
+}
+
 @test "check-docs: the tree's own docs pass (make lint runs this)" {
 	run "$CHECK"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
