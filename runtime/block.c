@@ -58,7 +58,8 @@ static size_t chunk_size(const struct cloak_block *b, int via_bounce)
 static int precheck(const struct cloak_block *b, uint64_t offset, size_t len)
 {
 	uint64_t end;
-	/* Masks, not `%`: a division is many emulated cycles on these hosts. */
+	/* Masks, not `%`: where KVM emulates guest code a division costs many
+	 * emulated cycles; where the CPU runs it, a mask costs no more. */
 	uint64_t mask = b->sector_size - 1;
 	if (!b->sector_size || (b->sector_size & mask) || len == 0 || ((len | offset) & mask))
 		return -CLOAK_EINVAL;

@@ -38,10 +38,10 @@ teardown() {
 	true
 }
 
-# need_native_cpu: many signatures run only where the CPU runs guest code.
-need_native_cpu() {
-	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where one P-256 signature takes about 3.5 s; the SVM tier runs this"
+# need_many_signatures: many signatures run only where the CPU runs guest
+# code (helpers.bash).
+need_many_signatures() {
+	need_native_cpu "where one P-256 signature takes about 3.5 s"
 }
 
 # start_token: the token guest, its channel on $TMP/token.sock, given to
@@ -161,7 +161,7 @@ record_traffic() {
 }
 
 @test "nginx serves HTTPS with its key in the token (engine:pkcs11): TLS 1.2 and 1.3 on new connections, curl verifies the certificate the token signed" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	import_key
 	engine_conf
@@ -304,7 +304,7 @@ ssh_p11() {
 }
 
 @test "50 processes at once sign through the module, each its own message; openssl verifies every signature" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	import_key
 	local pids=() i
@@ -344,7 +344,7 @@ rsa_key() {
 }
 
 @test "RSA-2048 made in the guest: ssh-keygen -D prints it, ssh -I logs in with it" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	need_rsa
 	rsa_key
@@ -360,7 +360,7 @@ rsa_key() {
 }
 
 @test "RSA-2048 made in the guest: nginx serves TLS 1.2 and 1.3 with it (RSA-PSS signatures)" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	need_rsa
 	# TLS 1.3 signs with RSA-PSS only; OpenSSL 3 picks it for TLS 1.2 too.

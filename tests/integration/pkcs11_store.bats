@@ -28,9 +28,7 @@ teardown() {
 }
 
 need_store() {
-	need_kvm
-	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where the store's libsodium (SSE) cannot run; the SVM tier runs this"
+	need_native_cpu "where the store's libsodium (SSE) cannot run"
 	need_cmd pkcs11-tool opensc
 	need_cmd python3 python3
 }

@@ -69,12 +69,11 @@ new_key() {
 	fi
 }
 
-# need_native_cpu: Ed25519 and RSA run only where the CPU runs guest code
+# need_ed25519_rsa: Ed25519 and RSA run only where the CPU runs guest code
 # (libsodium's code has SSE arithmetic; an RSA signature takes tens of
 # seconds under KVM's emulator: docs/ssh-agent.md).
-need_native_cpu() {
-	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where the agent refuses Ed25519 (SSE arithmetic) and RSA (too slow); the SVM tier runs this"
+need_ed25519_rsa() {
+	need_native_cpu "where the agent refuses Ed25519 (SSE arithmetic) and RSA (too slow)"
 }
 
 # c CMD...: an OpenSSH client, bounded in time.
@@ -358,7 +357,7 @@ hash_nowhere() {
 
 @test "Ed25519: ssh-add, -l and -L; ssh-keygen -Y sign verifies; ssh logs in to sshd after the key file is deleted; its seed and the SHA-512 halves of it are in no later traffic, output or dump" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	start_sshd
 	start_agent
 	new_key ed ed25519
@@ -402,7 +401,7 @@ hash_nowhere() {
 
 @test "RSA: ssh-add of 2048- and 4096-bit keys, -l and -L; ssh-keygen -Y sign verifies; ssh logs in after the key file is deleted; -d; p, q, d, dp, dq are in no later traffic, output or dump" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	start_sshd
 	start_agent
 	new_key rsa rsa
@@ -568,7 +567,7 @@ hash_nowhere() {
 @test "--memory=shared, Ed25519: the key's seed is in guest RAM while held; after -d neither it nor the SHA-512 halves a signature derives from it are" {
 	need_kvm
 	need_root
-	need_native_cpu
+	need_ed25519_rsa
 	start_agent --memory=shared
 	new_key ed ed25519
 	local de
@@ -591,7 +590,7 @@ hash_nowhere() {
 @test "--memory=shared, RSA: p is in guest RAM while held; after a signature and -d none of p, q, d, dp, dq is" {
 	need_kvm
 	need_root
-	need_native_cpu
+	need_ed25519_rsa
 	start_agent --memory=shared
 	new_key rsa rsa
 	local secrets
@@ -659,7 +658,7 @@ hash_nowhere() {
 
 @test "an Ed25519 key made inside the guest (cloak-ssh-keygen -t ed25519): listed, signs, logs in; its seed is nowhere the host can see" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	start_sshd
 	start_agent -- --test-hooks
 	record_traffic
@@ -674,7 +673,7 @@ hash_nowhere() {
 
 @test "an RSA key made inside the guest (cloak-ssh-keygen -t rsa): 3072 bits, listed, signs, logs in; its p is nowhere the host can see" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	start_sshd
 	start_agent -- --test-hooks
 	record_traffic

@@ -153,6 +153,18 @@ check_with_lock_limit() {
 	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
 	[ "$(printf '%s\n' "$output" | grep -c '^cloak: ')" -eq 1 ] || { echo "$output"; return 1; }
 	expect_line "cloak: /dev/kvm does not exist: load the KVM module"
+	# No KVM, so no kind of KVM: the KVM line says none runs guest code
+	# and what the CPU offers, not a kind this host does not have.
+	local kvm
+	kvm=$(grep '^KVM: /dev/kvm does not exist' <<<"$output") || { echo "$output"; return 1; }
+	[[ $kvm == *"(no KVM runs guest code here; the CPU has "*"VMX/SVM)"* ]] || { echo "$kvm"; return 1; }
+	[[ $kvm != *"emulates guest code"* && $kvm != *"natively"* ]] || { echo "$kvm"; return 1; }
+	need_cmd jq jq
+	run unshare --mount sh -c "mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 &&
+		exec '$CLOAK' check --json 2>/dev/null"
+	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
+	[ "$(jq -r '.host.kvm, .host.kvm_kind' <<<"$output" | paste -sd' ')" = "false none" ] ||
+		{ echo "$output"; return 1; }
 }
 
 @test "cloak check exits 1 when the secret backend cannot be had (memlock too small)" {

@@ -89,7 +89,8 @@ static inline uint64_t cloak_rdtsc(void)
 }
 
 /* Bounce copies: the runtime's memcpy moves 8 bytes per `rep movsq` step,
- * which the emulator on these hosts runs about 8x faster than `rep movsb`. */
+ * which a KVM that emulates guest code runs about 8x faster than
+ * `rep movsb` (where the CPU runs guest code, both are native). */
 void *memcpy(void *restrict dst, const void *restrict src, size_t n);
 static inline void cloak_copy(void *dst, const void *src, size_t n)
 {
