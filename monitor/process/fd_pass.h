@@ -2,7 +2,7 @@
 /*
  * One descriptor passed with a small message over a Unix socket
  * (SCM_RIGHTS): the path broker's answers (process/broker.c) and the
- * device process's maps for the runner (process/device_maps.c).
+ * device process's maps for the runner (handoff/handoff.c).
  */
 #ifndef CLOAK_PROCESS_FD_PASS_H
 #define CLOAK_PROCESS_FD_PASS_H

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: ISC */
-/* BLOCK_INFO, BLOCK_IO and BLOCK_BATCH: decode, ask devices/block, encode. */
+/* BLOCK_INFO, BLOCK_IO and BLOCK_BATCH: decode, ask block.h, encode. */
 #include <string.h>
 
-#include "devices/registry.h"
-#include "dispatch.h"
+#include "device.h"
 
-int hc_block_info(struct vm *vm, struct cloak_hc_block_info *a)
+int dc_block_info(struct device *d, struct cloak_hc_block_info *a)
 {
 	a->name[CLOAK_NAME_MAX - 1] = '\0';
 	a->handle = a->capacity = a->sector_size = a->flags = 0;
 	unsigned h;
-	const struct block_dev *b = devices_block_by_name(vm->dev, a->name, &h);
+	const struct block_dev *b = devices_block_by_name(d->dev, a->name, &h);
 	if (!b) {
 		a->ret = -CLOAK_ENOENT;
 		return 0;
@@ -24,13 +23,13 @@ int hc_block_info(struct vm *vm, struct cloak_hc_block_info *a)
 }
 
 /* One request, alone (BLOCK_IO) or in a batch: 0 or -CLOAK_E*. */
-static int64_t block_request(struct vm *vm, struct block_dev *b, uint64_t op, uint64_t offset,
+static int64_t block_request(struct device *d, struct block_dev *b, uint64_t op, uint64_t offset,
 			     uint64_t buf, uint64_t len)
 {
 	switch (op) {
 	case CLOAK_BLOCK_READ:
 	case CLOAK_BLOCK_WRITE:
-		return block_rw(b, vm->gm, op, offset, gpa(buf), len);
+		return block_rw(b, d->gm, op, offset, gpa(buf), len);
 	case CLOAK_BLOCK_FLUSH:
 		/* The offset and length of a flush must be 0. */
 		return offset || len ? -CLOAK_EINVAL : block_flush(b);
@@ -39,16 +38,16 @@ static int64_t block_request(struct vm *vm, struct block_dev *b, uint64_t op, ui
 	}
 }
 
-int hc_block_io(struct vm *vm, struct cloak_hc_block_io *a)
+int dc_block_io(struct device *d, struct cloak_hc_block_io *a)
 {
-	struct block_dev *b = devices_block(vm->dev, a->handle);
-	a->ret = b ? block_request(vm, b, a->op, a->offset, a->buf, a->len) : -CLOAK_ENOENT;
+	struct block_dev *b = devices_block(d->dev, a->handle);
+	a->ret = b ? block_request(d, b, a->op, a->offset, a->buf, a->len) : -CLOAK_ENOENT;
 	return 0;
 }
 
-int hc_block_batch(struct vm *vm, struct cloak_hc_block_batch *a)
+int dc_block_batch(struct device *d, struct cloak_hc_block_batch *a)
 {
-	struct block_dev *b = devices_block(vm->dev, a->handle);
+	struct block_dev *b = devices_block(d->dev, a->handle);
 	if (!b) {
 		a->ret = -CLOAK_ENOENT;
 		return 0;
@@ -64,19 +63,19 @@ int hc_block_batch(struct vm *vm, struct cloak_hc_block_batch *a)
 	/* One read of the whole array into a host copy: what runs is what was
 	 * checked, whatever the guest (or a READ into the array) changes. */
 	struct cloak_block_req r[CLOAK_BLOCK_BATCH_MAX];
-	enum gm_status s = gm_copy_from(vm->gm, r, gpa(a->reqs), a->count * sizeof r[0]);
+	enum gm_status s = gm_copy_from(d->gm, r, gpa(a->reqs), a->count * sizeof r[0]);
 	if (s != GM_OK) {
 		a->ret = gm_status_abi(s);
 		return 0;
 	}
 	int64_t failed = 0;
 	for (uint64_t i = 0; i < a->count; i++) {
-		int64_t ret = block_request(vm, b, r[i].op, r[i].offset, r[i].buf, r[i].len);
+		int64_t ret = block_request(d, b, r[i].op, r[i].offset, r[i].buf, r[i].len);
 		failed += ret != 0;
 		/* Only the OUT field is written back. It was readable a moment
 		 * ago and no request can unshare it: a refusal here is a bug. */
-		if (gm_copy_to(vm->gm, gpa(a->reqs + i * sizeof r[0]), &ret, sizeof ret) != GM_OK)
-			return vm_fail(vm, CLOAK_EXIT_VIOLATION, "block_batch: request %llu's "
+		if (gm_copy_to(d->gm, gpa(a->reqs + i * sizeof r[0]), &ret, sizeof ret) != GM_OK)
+			return outcome_fail(&d->out, CLOAK_EXIT_VIOLATION, "block_batch: request %llu's "
 				       "status could not be written back",
 				       (unsigned long long)i);
 	}

@@ -3,7 +3,6 @@
 #include "device_maps.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +11,6 @@
 #include <unistd.h>
 
 #include "cloak/abi.h"
-#include "fd_pass.h"
 #include "mem/guestmem.h"
 
 void device_maps_identify(struct guestmem *gm, struct device_maps_file *id)
@@ -28,23 +26,6 @@ void device_maps_identify(struct guestmem *gm, struct device_maps_file *id)
 		id->dev_major = major((dev_t)dev);
 		id->dev_minor = minor((dev_t)dev);
 	}
-}
-
-int device_maps_send(int sock)
-{
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	int r = fd >= 0 ? fd_pass_send(sock, "m", 1, fd) : -1;
-	if (fd >= 0)
-		close(fd);
-	close(sock);
-	return r;
-}
-
-int device_maps_receive(int sock)
-{
-	char c;
-	int fd;
-	return fd_pass_recv(sock, &c, 1, &fd) == 0 ? fd : -1;
 }
 
 struct maps_line {

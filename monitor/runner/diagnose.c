@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: ISC */
-/* Explaining KVM failures to the person who ran the guest; see run.h. */
+/* Explaining KVM failures to the person who ran the guest; see diagnose.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "exit_status.h"
-#include "run.h"
+#include "diagnose.h"
 
 int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len)
 {

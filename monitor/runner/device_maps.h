@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The runner's check of what the device process maps (process/split.h).
+ * The runner's check of what the device process maps (runner/device_link.h).
  *
  * The device process unmaps guest pages itself, at PROTECT (every private
  * page) and at UNSHARE (the pages unshared). A device process compromised
@@ -9,15 +9,16 @@
  * process's /proc/PID/maps and ends the VM unless every mapping of guest
  * memory there holds only pages shared now. The descriptor is opened by
  * the device process at birth, before it reads any input, and passed to
- * the runner (both are non-dumpable, so the runner could not open it).
+ * the runner (handoff_send_maps; both are non-dumpable, so the runner
+ * could not open it).
  *
  * What counts as guest memory: a mapping of the backing file (same device
  * and inode), or any file mapping over the address range the device
  * process inherited it at. Its sandbox allows no mremap and no mmap of a
  * descriptor, so it can map no guest page anywhere else.
  */
-#ifndef CLOAK_PROCESS_DEVICE_MAPS_H
-#define CLOAK_PROCESS_DEVICE_MAPS_H
+#ifndef CLOAK_RUNNER_DEVICE_MAPS_H
+#define CLOAK_RUNNER_DEVICE_MAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,12 +34,6 @@ struct device_maps_file {
 	unsigned dev_major, dev_minor;
 	uint64_t ino;
 };
-
-/* In the device process, first thing: sends the descriptor of its
- * /proc/self/maps over sock (one end of a socket pair), and closes sock.
- * In the runner: receives it (-1 if none came). */
-int device_maps_send(int sock);
-int device_maps_receive(int sock);
 
 /* Fills *id from gm (its mapping and, where it still holds one, its
  * descriptor). */

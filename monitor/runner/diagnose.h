@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: ISC */
-/* The vCPU loop and what each way out of it means. */
-#ifndef CLOAK_KVM_RUN_H
-#define CLOAK_KVM_RUN_H
+/* What each way out of KVM_RUN means, for people: pure functions, so each
+ * kind of host's case is unit-tested on any host. */
+#ifndef CLOAK_RUNNER_DIAGNOSE_H
+#define CLOAK_RUNNER_DIAGNOSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "mem/guestmem.h"
-#include "vm.h"
-
-/* Runs the vCPU until the guest exits, aborts, breaks the ABI, or a stop
- * request ends it; returns the monitor's exit status. */
-int vm_run(struct vm *vm);
 
 /* What a KVM_RUN failure with errno `err` means for this backend: fills a
  * one-line message and returns the exit status. Pure, so the case of

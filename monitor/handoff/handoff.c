@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: ISC */
+/* The hand-off protocol; see handoff.h. */
+#include "handoff.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cloak/abi.h"
+#include "process/fd_pass.h"
+
+struct handoff_page {
+	/* The runner's half. */
+	_Atomic uint32_t req_seq;
+	_Atomic uint32_t rep_sleeping; /* the runner waits on rep_seq */
+	struct handoff_request req;
+	/* The device process's half, on cache lines of its own. */
+	_Alignas(64) _Atomic uint32_t rep_seq;
+	_Atomic uint32_t req_sleeping; /* the device process waits on req_seq */
+	struct handoff_reply rep;
+};
+_Static_assert(sizeof(struct handoff_page) <= 4096, "one page");
+
+/* With more than one CPU, each side spins this long on the other's number
+ * before it sleeps (in the SVM tier's VM with two vCPUs the null call went
+ * from 2.45x to 1.43x one process; docs/design.md). */
+#define HANDOFF_SPIN_NS 200000l
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	/* Not FUTEX_PRIVATE_FLAG: the word is in memory two processes share. */
+	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+static bool spun_until_changed(const struct handoff *h, _Atomic uint32_t *word, uint32_t old)
+{
+	if (!h->spin)
+		return false;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 1;; i++) {
+		if (atomic_load_explicit(word, memory_order_acquire) != old)
+			return true;
+		__builtin_ia32_pause();
+		if (i % 64 == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000000000l + t.tv_nsec - t0.tv_nsec >
+			    HANDOFF_SPIN_NS)
+				return false;
+		}
+	}
+}
+
+/* The sleeping side: flag, look again, sleep (ts NULL: no limit). */
+static void sleep_on(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t old,
+		     const struct timespec *ts)
+{
+	atomic_store(sleeping, 1);
+	if (atomic_load(word) == old)
+		futex(word, FUTEX_WAIT, old, ts);
+	atomic_store(sleeping, 0);
+}
+
+static void publish(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t seq)
+{
+	atomic_store(word, seq);
+	if (atomic_load(sleeping))
+		futex(word, FUTEX_WAKE, 1, NULL);
+}
+
+int handoff_create(struct handoff *h, struct fail *f)
+{
+	memset(h, 0, sizeof *h);
+	int mfd = memfd_create("cloak-handoff", MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, 4096) != 0) {
+		if (mfd >= 0)
+			close(mfd);
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot create the hand-off page: %s",
+				strerror(errno));
+	}
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	close(mfd);
+	if (p == MAP_FAILED)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot map the hand-off page: %s",
+				strerror(errno));
+	h->page = p;
+	if (getrandom(&h->token_state, sizeof h->token_state, 0) != sizeof h->token_state)
+		h->token_state = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
+	h->token_state |= 1; /* xorshift's one forbidden state is 0 */
+	cpu_set_t cpus;
+	h->spin = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1;
+	return 0;
+}
+
+/* Each request's token: a reply made before its request was cannot echo
+ * it. Not a secret from the device process, which reads it with the
+ * request. */
+static uint64_t next_token(struct handoff *h)
+{
+	h->token_state ^= h->token_state << 13;
+	h->token_state ^= h->token_state >> 7;
+	h->token_state ^= h->token_state << 17;
+	return h->token_state;
+}
+
+bool handoff_unsolicited(const struct handoff *h)
+{
+	return atomic_load_explicit(&h->page->rep_seq, memory_order_acquire) != h->seq;
+}
+
+void handoff_send(struct handoff *h, const struct handoff_request *r)
+{
+	struct handoff_page *p = h->page;
+	size_t used = offsetof(struct handoff_request, change) +
+		      r->nchanges * sizeof r->change[0];
+	memcpy(&p->req, r, used);
+	h->token = next_token(h);
+	p->req.token = h->token;
+	h->seq++;
+	publish(&p->req_seq, &p->req_sleeping, h->seq);
+}
+
+bool handoff_await(struct handoff *h, const struct timespec *slice)
+{
+	struct handoff_page *p = h->page;
+	if (spun_until_changed(h, &p->rep_seq, h->seq - 1))
+		return true;
+	sleep_on(&p->rep_seq, &p->rep_sleeping, h->seq - 1, slice);
+	return atomic_load_explicit(&p->rep_seq, memory_order_acquire) != h->seq - 1;
+}
+
+bool handoff_status_in_shape(int32_t st)
+{
+	return (st >= 0 && st <= CLOAK_EXIT_STATUS_MAX) || st == CLOAK_EXIT_VIOLATION ||
+	       st == CLOAK_EXIT_ABORT || st == CLOAK_EXIT_INTERNAL || st == CLOAK_EXIT_INTERRUPTED;
+}
+
+int handoff_take_reply(struct handoff *h, struct handoff_reply *out, const char **why)
+{
+	struct handoff_page *p = h->page;
+	uint32_t got = atomic_load_explicit(&p->rep_seq, memory_order_acquire);
+	/* One copy of the reply; only the copy is judged. */
+	*out = p->rep;
+	if (got != h->seq || out->token != h->token) {
+		*why = "replied out of turn";
+		return -1;
+	}
+	bool in_shape = out->verdict == HANDOFF_RESUME ||
+			(out->verdict == HANDOFF_END && handoff_status_in_shape(out->status) &&
+			 (out->signal == 0 || out->status == CLOAK_EXIT_INTERRUPTED) &&
+			 out->signal >= 0 && out->signal < 65);
+	if (!in_shape) {
+		*why = "replied out of shape";
+		return -1;
+	}
+	return 0;
+}
+
+bool handoff_next(struct handoff *h, struct handoff_request *out)
+{
+	struct handoff_page *p = h->page;
+	uint32_t seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
+	if (seq == h->seq) {
+		if (!spun_until_changed(h, &p->req_seq, seq))
+			sleep_on(&p->req_seq, &p->req_sleeping, seq, NULL);
+		seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
+		if (seq == h->seq)
+			return false;
+	}
+	memcpy(out, &p->req, offsetof(struct handoff_request, change));
+	if (out->nchanges > HANDOFF_CHANGES_MAX)
+		out->nchanges = HANDOFF_CHANGES_MAX;
+	memcpy(out->change, p->req.change, out->nchanges * sizeof out->change[0]);
+	h->seq = seq;
+	return true;
+}
+
+void handoff_reply(struct handoff *h, const struct handoff_reply *r)
+{
+	struct handoff_page *p = h->page;
+	p->rep = *r;
+	publish(&p->rep_seq, &p->rep_sleeping, h->seq);
+}
+
+void handoff_reply_unasked(struct handoff *h, uint32_t seq)
+{
+	atomic_store_explicit(&h->page->rep_seq, seq, memory_order_release);
+	futex(&h->page->rep_seq, FUTEX_WAKE, 1, NULL);
+}
+
+int handoff_send_maps(int sock)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int r = fd >= 0 ? fd_pass_send(sock, "m", 1, fd) : -1;
+	if (fd >= 0)
+		close(fd);
+	close(sock);
+	return r;
+}
+
+int handoff_receive_maps(int sock)
+{
+	char c;
+	int fd;
+	return fd_pass_recv(sock, &c, 1, &fd) == 0 ? fd : -1;
+}

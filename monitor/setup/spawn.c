@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: ISC */
+/* The fork of the device process; see spawn.h. */
+#include "spawn.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "device/serve.h"
+
+static void kill_child(struct device_link *l)
+{
+	kill(l->pid, SIGKILL);
+	waitpid(l->pid, NULL, 0);
+	l->pid = -1;
+}
+
+int spawn_device(struct device_link *l, struct device *d, const int *kvm_fds, unsigned n,
+		 bool no_sandbox, struct fail *f)
+{
+	memset(l, 0, sizeof *l);
+	l->pid = l->pidfd = l->maps_fd = -1;
+	if (handoff_create(&l->h, f))
+		return -1;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot make a socket pair: %s",
+				strerror(errno));
+	device_maps_identify(d->gm, &l->guest);
+	gm_fix_window(d->gm);
+	gm_inherit_on_fork(d->gm, true);
+	pid_t runner = getpid();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		for (unsigned i = 0; i < n; i++)
+			if (kvm_fds[i] >= 0)
+				close(kvm_fds[i]);
+		device_serve(d, &l->h, runner, sv[1], no_sandbox);
+	}
+	int fork_errno = errno;
+	gm_inherit_on_fork(d->gm, false);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot fork the device process: %s",
+				strerror(fork_errno));
+	}
+	l->pid = pid;
+	l->maps_fd = handoff_receive_maps(sv[0]);
+	close(sv[0]);
+	if (l->maps_fd < 0) {
+		kill_child(l);
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "the device process could not open its "
+				"/proc/self/maps for the runner (is /proc mounted?)");
+	}
+	l->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (l->pidfd < 0 && !no_sandbox) {
+		kill_child(l);
+		return fail_set(f, CLOAK_EXIT_NOHOST, "pidfd_open: %s (needs Linux 5.3+)",
+				strerror(errno));
+	}
+	/* The devices and the dump file are the device process's now. */
+	if (d->dev) {
+		d->dev->verbose = false;
+		devices_finish(d->dev);
+		d->dev = NULL;
+	}
+	if (d->dump_fd >= 0)
+		close(d->dump_fd);
+	d->dump_fd = -1;
+	return 0;
+}
