@@ -17,8 +17,8 @@
 
 #include "cloak/abi.h"
 #include "kvm/kvm_compat.h"
-#include "handoff/handoff.h"
 #include "mem/device_view.h"
+#include "process/fd_pass.h"
 #include "process/sandbox.h"
 #include "runner/device_maps.h"
 
@@ -40,8 +40,8 @@ static int refused(long ret)
 static _Noreturn void device_side(struct guestmem *gm, int sock)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	int copy = dup(sock); /* handoff_send_maps closes its socket */
-	if (copy < 0 || handoff_send_maps(sock) != 0)
+	int copy = dup(sock); /* fd_pass_own_maps closes its socket */
+	if (copy < 0 || fd_pass_own_maps(sock) != 0)
 		_exit(1);
 	char go;
 	if (read(copy, &go, 1) != 1)
@@ -130,7 +130,10 @@ void probe_devices_apart(enum gm_backend backend, int kvm_vm_fd, struct row_resu
 	}
 	gm_inherit_on_fork(gm, false);
 	close(sv[1]);
-	int maps_fd = pid > 0 ? handoff_receive_maps(sv[0]) : -1;
+	int maps_fd = -1;
+	char m;
+	if (pid > 0 && fd_pass_recv(sv[0], &m, 1, &maps_fd) != 0)
+		maps_fd = -1;
 	if (pid < 0)
 		probe_set(r, PV_UNKNOWN, "could not fork a probing device process: %s", strerror(errno));
 	else if (maps_fd < 0)

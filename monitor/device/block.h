@@ -7,8 +7,8 @@
  * inside the image. Data moves between the image and guest memory through
  * the checked accesses (gm_pread/gm_pwrite).
  */
-#ifndef CLOAK_DEVICES_BLOCK_H
-#define CLOAK_DEVICES_BLOCK_H
+#ifndef CLOAK_DEVICE_BLOCK_H
+#define CLOAK_DEVICE_BLOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -75,9 +75,9 @@ int dc_block_batch(struct device *d, struct cloak_hc_block_batch *a)
 		/* Only the OUT field is written back. It was readable a moment
 		 * ago and no request can unshare it: a refusal here is a bug. */
 		if (gm_copy_to(d->gm, gpa(a->reqs + i * sizeof r[0]), &ret, sizeof ret) != GM_OK)
-			return outcome_fail(&d->out, CLOAK_EXIT_VIOLATION, "block_batch: request %llu's "
-				       "status could not be written back",
-				       (unsigned long long)i);
+			return outcome_fail(&d->out, CLOAK_EXIT_VIOLATION,
+					    "block_batch: request %llu's status could not be "
+					    "written back", (unsigned long long)i);
 	}
 	a->ret = failed;
 	return 0;

@@ -12,8 +12,8 @@
  * connect: channel opened again after its peer left connects again
  * (through the path broker, process/broker.h).
  */
-#ifndef CLOAK_DEVICES_CHANNEL_H
-#define CLOAK_DEVICES_CHANNEL_H
+#ifndef CLOAK_DEVICE_CHANNEL_H
+#define CLOAK_DEVICE_CHANNEL_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * every byte is filtered first (text.h), so a guest cannot drive the
  * user's terminal; to a file or pipe the bytes go as they are.
  */
-#ifndef CLOAK_DEVICES_CONSOLE_H
-#define CLOAK_DEVICES_CONSOLE_H
+#ifndef CLOAK_DEVICE_CONSOLE_H
+#define CLOAK_DEVICE_CONSOLE_H
 
 #include <stdbool.h>
 #include <stddef.h>

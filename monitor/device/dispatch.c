@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /* The device process's calls: decoded once (calls/calls.h), answered by
  * their handler, encoded back; see device.h. */
-#include <stdio.h>
-#include <unistd.h>
 
 #include "device.h"
 #include "dump_shared.h"
@@ -38,11 +36,9 @@ void device_finish(struct device *d, const char *who)
 	if (who)
 		call_counts_print(&d->out, who, &d->counts, d->gm ? gm_refused(d->gm) : 0);
 	if (d->dump_fd >= 0) {
-		uint64_t pages = d->gm ? dump_shared_write(d->dump_fd, d->dump_path, d->gm) : 0;
-		if (!d->gm)
-			close(d->dump_fd);
-		outcome_verbose(&d->out, "dumped %llu shared pages to %s", (unsigned long long)pages,
-				d->dump_path);
+		uint64_t pages = dump_shared_write(d->dump_fd, d->dump_path, d->gm);
+		outcome_verbose(&d->out, "dumped %llu shared pages to %s",
+				(unsigned long long)pages, d->dump_path);
 		d->dump_fd = -1;
 	}
 	devices_finish(d->dev);

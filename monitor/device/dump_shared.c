@@ -43,7 +43,8 @@ uint64_t dump_shared_write(int fd, const char *path, struct guestmem *gm)
 	/* Raw pages in address order, so a secret straddling two adjacent
 	 * shared pages stays contiguous for a scanner. */
 	struct dump d = { fd, 0 };
-	gm_for_each_shared_page(gm, dump_page, &d);
+	if (gm)
+		gm_for_each_shared_page(gm, dump_page, &d);
 	if (d.fd < 0 || close(d.fd))
 		fprintf(stderr, "cloak: --dump-shared: cannot write %s: %s\n", path,
 			strerror(errno));

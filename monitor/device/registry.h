@@ -2,15 +2,15 @@
 /*
  * The guest's devices: block devices and channels, made from the
  * --block/--channel options before the sandbox (every file opened and
- * socket bound there), and closed at exit. The calls (calls/block.c,
- * calls/channel.c, calls/poll.c) find devices here by name or handle.
+ * socket bound there), and closed at exit. The calls (call_block.c,
+ * call_channel.c, call_poll.c) find devices here by name or handle.
  *
  * Handles: block devices are 0..CLOAK_BLOCK_MAX-1 with poll bit 1 << h;
  * channels 0..CLOAK_CHAN_MAX-1 with poll bit CLOAK_CHAN_POLL_BIT(h), so one
  * 64-bit wait set covers both.
  */
-#ifndef CLOAK_DEVICES_REGISTRY_H
-#define CLOAK_DEVICES_REGISTRY_H
+#ifndef CLOAK_DEVICE_REGISTRY_H
+#define CLOAK_DEVICE_REGISTRY_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -3,7 +3,10 @@
 #include "serve.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -11,6 +14,7 @@
 
 #include "console.h"
 #include "mem/device_view.h"
+#include "process/fd_pass.h"
 #include "process/sandbox.h"
 #include "process/signals.h"
 #include "test_hooks.h"
@@ -22,7 +26,7 @@ static void enter(struct device *d, pid_t runner, int maps_sock, bool no_sandbox
 		_exit(CLOAK_EXIT_DEVICE);
 	/* Opened first, while this is still the monitor's own code; the
 	 * runner cannot open it (neither process is dumpable). */
-	if (handoff_send_maps(maps_sock) != 0)
+	if (fd_pass_own_maps(maps_sock) != 0)
 		_exit(CLOAK_EXIT_DEVICE); /* the runner reports it */
 	prctl(PR_SET_NAME, "cloak-devices", 0, 0, 0);
 	gm_device_adopt(d->gm);
@@ -68,6 +72,29 @@ static int apply(struct device *d, const struct handoff_request *rq)
 	return 0;
 }
 
+/* The device process's half of the hand-off (handoff/handoff.h): waits for
+ * the next request and copies it once into *out; a signal ends the wait
+ * early (false, nothing taken). */
+static bool next_request(struct handoff *h, struct handoff_request *out)
+{
+	struct handoff_page *p = h->page;
+	uint32_t seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
+	if (seq == h->seq) {
+		if (!handoff_spin(h, &p->req_seq, seq))
+			handoff_sleep(&p->req_seq, &p->req_sleeping, seq, NULL);
+		seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
+		if (seq == h->seq)
+			return false;
+	}
+	memcpy(out, &p->req, offsetof(struct handoff_request, change));
+	if (out->nchanges > HANDOFF_CHANGES_MAX)
+		out->nchanges = HANDOFF_CHANGES_MAX;
+	memcpy(out->change, p->req.change, out->nchanges * sizeof out->change[0]);
+	h->seq = seq;
+	return true;
+}
+
+/* Publishes the reply to the request last taken. */
 static void reply(struct device *d, struct handoff *h, uint64_t token, int sig)
 {
 	struct handoff_reply r = {
@@ -79,10 +106,12 @@ static void reply(struct device *d, struct handoff *h, uint64_t token, int sig)
 	uint32_t seq = h->seq;
 	uint32_t extra = test_hooks_device_reply(&seq, &r.verdict, &r.status);
 	h->seq = seq;
-	handoff_reply(h, &r);
+	h->page->rep = r;
+	handoff_publish(&h->page->rep_seq, &h->page->rep_sleeping, h->seq);
 	if (extra) { /* a test hook's reply to a request not made yet; then
 		      * this process answers nothing more */
-		handoff_reply_unasked(h, extra);
+		atomic_store_explicit(&h->page->rep_seq, extra, memory_order_release);
+		handoff_futex(&h->page->rep_seq, FUTEX_WAKE, 1, NULL);
 		for (;;)
 			pause();
 	}
@@ -97,13 +126,14 @@ _Noreturn void device_serve(struct device *d, struct handoff *h, pid_t runner, i
 		/* A stop request that lands while this process waits for the
 		 * runner is answered at the next request: the runner is the
 		 * one to end the VM. */
-		if (!handoff_next(h, &rq))
+		if (!next_request(h, &rq))
 			continue;
 		if (rq.op == HANDOFF_FINISH)
 			finish(d);
 		if (apply(d, &rq) == 0 && rq.op == HANDOFF_CALL &&
 		    device_call(d, (uint16_t)rq.port, rq.size, rq.value) != 0 && !d->out.stopped)
-			outcome_fail(&d->out, CLOAK_EXIT_INTERNAL, "call on port 0x%x failed", rq.port);
+			outcome_fail(&d->out, CLOAK_EXIT_INTERNAL, "call on port 0x%x failed",
+				     rq.port);
 		/* A stop request sent to this process alone (or cutting its
 		 * POLL) ends the VM as one sent to the runner would; the runner
 		 * says so. */

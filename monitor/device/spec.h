@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* Pieces of --block and --channel specs shared by both parsers. */
-#ifndef CLOAK_DEVICES_SPEC_H
-#define CLOAK_DEVICES_SPEC_H
+#ifndef CLOAK_DEVICE_SPEC_H
+#define CLOAK_DEVICE_SPEC_H
 
 #include <stddef.h>
 

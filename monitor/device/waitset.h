@@ -4,8 +4,8 @@
  * requests unblocked (process/signals.h) so that the watchdog or a
  * termination signal ends it at once. A zero timeout never sleeps.
  */
-#ifndef CLOAK_DEVICES_WAITSET_H
-#define CLOAK_DEVICES_WAITSET_H
+#ifndef CLOAK_DEVICE_WAITSET_H
+#define CLOAK_DEVICE_WAITSET_H
 
 #include <stdint.h>
 

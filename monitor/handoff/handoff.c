@@ -3,7 +3,6 @@
 #include "handoff.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -14,32 +13,19 @@
 #include <unistd.h>
 
 #include "cloak/abi.h"
-#include "process/fd_pass.h"
-
-struct handoff_page {
-	/* The runner's half. */
-	_Atomic uint32_t req_seq;
-	_Atomic uint32_t rep_sleeping; /* the runner waits on rep_seq */
-	struct handoff_request req;
-	/* The device process's half, on cache lines of its own. */
-	_Alignas(64) _Atomic uint32_t rep_seq;
-	_Atomic uint32_t req_sleeping; /* the device process waits on req_seq */
-	struct handoff_reply rep;
-};
-_Static_assert(sizeof(struct handoff_page) <= 4096, "one page");
 
 /* With more than one CPU, each side spins this long on the other's number
  * before it sleeps (in the SVM tier's VM with two vCPUs the null call went
  * from 2.45x to 1.43x one process; docs/design.md). */
 #define HANDOFF_SPIN_NS 200000l
 
-static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+long handoff_futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
 {
 	/* Not FUTEX_PRIVATE_FLAG: the word is in memory two processes share. */
 	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
 }
 
-static bool spun_until_changed(const struct handoff *h, _Atomic uint32_t *word, uint32_t old)
+bool handoff_spin(const struct handoff *h, _Atomic uint32_t *word, uint32_t old)
 {
 	if (!h->spin)
 		return false;
@@ -58,21 +44,20 @@ static bool spun_until_changed(const struct handoff *h, _Atomic uint32_t *word, 
 	}
 }
 
-/* The sleeping side: flag, look again, sleep (ts NULL: no limit). */
-static void sleep_on(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t old,
+void handoff_sleep(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t old,
 		     const struct timespec *ts)
 {
 	atomic_store(sleeping, 1);
 	if (atomic_load(word) == old)
-		futex(word, FUTEX_WAIT, old, ts);
+		handoff_futex(word, FUTEX_WAIT, old, ts);
 	atomic_store(sleeping, 0);
 }
 
-static void publish(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t seq)
+void handoff_publish(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t seq)
 {
 	atomic_store(word, seq);
 	if (atomic_load(sleeping))
-		futex(word, FUTEX_WAKE, 1, NULL);
+		handoff_futex(word, FUTEX_WAKE, 1, NULL);
 }
 
 int handoff_create(struct handoff *h, struct fail *f)
@@ -124,15 +109,15 @@ void handoff_send(struct handoff *h, const struct handoff_request *r)
 	h->token = next_token(h);
 	p->req.token = h->token;
 	h->seq++;
-	publish(&p->req_seq, &p->req_sleeping, h->seq);
+	handoff_publish(&p->req_seq, &p->req_sleeping, h->seq);
 }
 
 bool handoff_await(struct handoff *h, const struct timespec *slice)
 {
 	struct handoff_page *p = h->page;
-	if (spun_until_changed(h, &p->rep_seq, h->seq - 1))
+	if (handoff_spin(h, &p->rep_seq, h->seq - 1))
 		return true;
-	sleep_on(&p->rep_seq, &p->rep_sleeping, h->seq - 1, slice);
+	handoff_sleep(&p->rep_seq, &p->rep_sleeping, h->seq - 1, slice);
 	return atomic_load_explicit(&p->rep_seq, memory_order_acquire) != h->seq - 1;
 }
 
@@ -161,53 +146,4 @@ int handoff_take_reply(struct handoff *h, struct handoff_reply *out, const char 
 		return -1;
 	}
 	return 0;
-}
-
-bool handoff_next(struct handoff *h, struct handoff_request *out)
-{
-	struct handoff_page *p = h->page;
-	uint32_t seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
-	if (seq == h->seq) {
-		if (!spun_until_changed(h, &p->req_seq, seq))
-			sleep_on(&p->req_seq, &p->req_sleeping, seq, NULL);
-		seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
-		if (seq == h->seq)
-			return false;
-	}
-	memcpy(out, &p->req, offsetof(struct handoff_request, change));
-	if (out->nchanges > HANDOFF_CHANGES_MAX)
-		out->nchanges = HANDOFF_CHANGES_MAX;
-	memcpy(out->change, p->req.change, out->nchanges * sizeof out->change[0]);
-	h->seq = seq;
-	return true;
-}
-
-void handoff_reply(struct handoff *h, const struct handoff_reply *r)
-{
-	struct handoff_page *p = h->page;
-	p->rep = *r;
-	publish(&p->rep_seq, &p->rep_sleeping, h->seq);
-}
-
-void handoff_reply_unasked(struct handoff *h, uint32_t seq)
-{
-	atomic_store_explicit(&h->page->rep_seq, seq, memory_order_release);
-	futex(&h->page->rep_seq, FUTEX_WAKE, 1, NULL);
-}
-
-int handoff_send_maps(int sock)
-{
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	int r = fd >= 0 ? fd_pass_send(sock, "m", 1, fd) : -1;
-	if (fd >= 0)
-		close(fd);
-	close(sock);
-	return r;
-}
-
-int handoff_receive_maps(int sock)
-{
-	char c;
-	int fd;
-	return fd_pass_recv(sock, &c, 1, &fd) == 0 ? fd : -1;
 }

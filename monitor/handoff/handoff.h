@@ -4,8 +4,8 @@
  * (docs/design.md, "Two processes"): one page both map, made before the
  * fork. This module is the protocol alone, what both sides must agree on:
  * the page's layout, the sequence and wake rules, and the runner's check
- * of a reply. What each side does with it is runner/device_link.c and
- * device/serve.c.
+ * of a reply, and the runner's half. The device process's half is
+ * device/serve.c; what the runner does around its half, device_link.c.
  *
  * The page. Each side writes only its own half and publishes it by
  * storing its sequence number last (release); the other side loads the
@@ -32,6 +32,7 @@
 #define CLOAK_HANDOFF_HANDOFF_H
 
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -72,7 +73,19 @@ struct handoff_reply {
 	uint64_t token;   /* the request's, echoed */
 };
 
-struct handoff_page;
+/* The page. Each side writes only its own half. */
+struct handoff_page {
+	/* The runner's half. */
+	_Atomic uint32_t req_seq;
+	_Atomic uint32_t rep_sleeping; /* the runner waits on rep_seq */
+	struct handoff_request req;
+	/* The device process's half, on cache lines of its own. */
+	_Alignas(64) _Atomic uint32_t rep_seq;
+	_Atomic uint32_t req_sleeping; /* the device process waits on req_seq */
+	struct handoff_reply rep;
+};
+_Static_assert(sizeof(struct handoff_page) <= 4096, "one page");
+
 
 struct handoff {
 	struct handoff_page *page;
@@ -84,13 +97,6 @@ struct handoff {
 
 /* Maps the page, before the fork (both sides inherit it). */
 int handoff_create(struct handoff *h, struct fail *f);
-
-/* The device process's /proc/self/maps, for the runner's check of what it
- * maps (runner/device_maps.h): opened by the device process first thing,
- * before it reads any input, and passed over `sock` (one end of a socket
- * pair, closed after). The runner receives the descriptor, or -1. */
-int handoff_send_maps(int sock);
-int handoff_receive_maps(int sock);
 
 /* ---- the runner ---- */
 /* Whether the device process published a reply to a request never made
@@ -110,13 +116,16 @@ int handoff_take_reply(struct handoff *h, struct handoff_reply *out, const char 
  * stop request reached it). */
 bool handoff_status_in_shape(int32_t status);
 
-/* ---- the device process ---- */
-/* Waits for the next request and copies it once into *out. A signal ends
- * the wait early: false, nothing taken. */
-bool handoff_next(struct handoff *h, struct handoff_request *out);
-/* Publishes the reply to the request last taken. */
-void handoff_reply(struct handoff *h, const struct handoff_reply *r);
-/* Test hooks only: publishes `seq` as if it answered a request never made. */
-void handoff_reply_unasked(struct handoff *h, uint32_t seq);
+/* The wake rules, for both sides. handoff_spin: with more than one CPU,
+ * spins a short while until *word is no longer old (true) or gives up
+ * (false); with one, false at once. handoff_sleep: the sleeping side's
+ * flag, a last look, and a futex wait until *word changes, ts passes (NULL:
+ * no limit) or a signal comes. handoff_publish: stores seq in *word and
+ * wakes the other side if it sleeps. */
+bool handoff_spin(const struct handoff *h, _Atomic uint32_t *word, uint32_t old);
+void handoff_sleep(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t old,
+		   const struct timespec *ts);
+void handoff_publish(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_t seq);
+long handoff_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts);
 
 #endif

@@ -3,13 +3,11 @@
 #include "device_link.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "process/signals.h"
@@ -18,10 +16,8 @@
 /* The runner waits for a reply in slices this long, to notice a device
  * process that died (nothing else wakes it then). */
 #define LINK_SLICE_NS 50000000l
-/* How long the runner lets the device process finish (dump, close). */
-#define LINK_FINISH_MS 5000
 
-static int signal_device(const struct device_link *l, int sig)
+int link_signal(const struct device_link *l, int sig)
 {
 	/* Through the pidfd: the runner's sandbox allows no kill(), so it
 	 * can signal no process but this one. Without a pidfd (valgrind
@@ -33,7 +29,7 @@ static int signal_device(const struct device_link *l, int sig)
 
 static int device_failed(struct runner *r, const char *why)
 {
-	signal_device(r->link, SIGKILL);
+	link_signal(r->link, SIGKILL);
 	return outcome_fail(&r->out, CLOAK_EXIT_DEVICE, "device process %s: guest stopped", why);
 }
 
@@ -62,7 +58,7 @@ static int exchange(struct runner *r, uint32_t op, uint16_t port, unsigned size,
 		if (stop_requested()) {
 			/* The call may sleep (POLL): cut it; the run loop ends
 			 * the VM with the stop request's status. */
-			signal_device(l, SIGTERM);
+			link_signal(l, SIGTERM);
 			return 0;
 		}
 		if (waitpid(l->pid, NULL, WNOHANG) == l->pid) {
@@ -78,8 +74,8 @@ static int exchange(struct runner *r, uint32_t op, uint16_t port, unsigned size,
 	if (rep.verdict == HANDOFF_END) {
 		if (rep.signal)
 			return outcome_fail(&r->out, CLOAK_EXIT_INTERRUPTED,
-					    "interrupted by signal %d (%s), guest stopped", rep.signal,
-					    strsignal(rep.signal));
+					    "interrupted by signal %d (%s), guest stopped",
+					    rep.signal, strsignal(rep.signal));
 		return outcome_end(&r->out, rep.status); /* the device process said why */
 	}
 	char reason[200];
@@ -104,68 +100,4 @@ int link_change(struct runner *r, uint32_t kind, uint64_t gpa, uint64_t npages, 
 	if (kind != HANDOFF_SHARE)
 		l->check_maps = true;
 	return now ? exchange(r, HANDOFF_SYNC, 0, 0, 0) : 0;
-}
-
-/* Waits until the device process has exited, or ms have passed. Its
- * pidfd turns readable the moment it exits, so the runner sleeps exactly
- * that long. Without a pidfd (valgrind knows none), it looks often at
- * first, then in 10 ms steps. */
-static bool reaped(const struct device_link *l, int ms)
-{
-	struct timespec now, end;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += ms / 1000;
-	end.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
-	long step = 20000; /* ns */
-	for (;;) {
-		pid_t w = waitpid(l->pid, NULL, WNOHANG);
-		if (w == l->pid || (w < 0 && errno == ECHILD))
-			return true;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
-			return false;
-		if (l->pidfd >= 0) {
-			/* A stop signal ends the sleep early (EINTR): look again. */
-			struct timespec left = { end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec };
-			if (left.tv_nsec < 0) {
-				left.tv_sec--;
-				left.tv_nsec += 1000000000L;
-			}
-			struct pollfd pfd = { .fd = l->pidfd, .events = POLLIN };
-			ppoll(&pfd, 1, &left, NULL);
-			continue;
-		}
-		struct timespec tick = { 0, step };
-		nanosleep(&tick, NULL);
-		if (step < 10000000L)
-			step *= 2;
-	}
-}
-
-void link_end(struct device_link *l)
-{
-	if (!l)
-		return;
-	if (l->pid >= 0) {
-		/* A device process that still waits for a request gets one to
-		 * finish; one still in a call was sent SIGTERM (exchange). */
-		l->pending.op = HANDOFF_FINISH;
-		handoff_send(&l->h, &l->pending);
-		l->pending.nchanges = 0;
-		if (!reaped(l, LINK_FINISH_MS)) {
-			fprintf(stderr, "cloak: device process did not finish in %d ms: killed\n",
-				LINK_FINISH_MS);
-			signal_device(l, SIGKILL);
-			waitpid(l->pid, NULL, 0);
-		}
-	}
-	if (l->pidfd >= 0)
-		close(l->pidfd);
-	if (l->maps_fd >= 0)
-		close(l->maps_fd);
-	l->pid = l->pidfd = l->maps_fd = -1;
 }

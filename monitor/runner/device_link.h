@@ -44,7 +44,10 @@ int link_call(struct runner *r, uint16_t port, unsigned size, uint32_t value);
  * queued for the next request, or, with `now`, told at once, and the
  * device process's maps checked before the guest runs again. 0 or -1. */
 int link_change(struct runner *r, uint32_t kind, uint64_t gpa, uint64_t npages, bool now);
-/* At the end: the pending changes and FINISH (the device process dumps
+/* Signals the device process, through its pidfd: the runner's sandbox
+ * allows no kill(), so it can signal no process but this one. */
+int link_signal(const struct device_link *l, int sig);
+/* At the end (device_end.c): the pending changes and FINISH (the device process dumps
  * the shared pages and closes the devices), a bounded wait, SIGKILL if it
  * does not exit, and the reaping. */
 void link_end(struct device_link *l);

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cloak/abi.h"
 #include "exit_status.h"
+#include "x86/x86.h"
 #include "diagnose.h"
 
 int run_error_diagnosis(int err, enum gm_backend backend, char *msg, size_t len)
@@ -116,4 +118,42 @@ void run_emulation_diagnosis(const uint8_t *b, size_t n, enum gm_status unread, 
 		snprintf(msg, len, "KVM could not emulate %s (bytes %s)%s", what, hex, advice);
 	else
 		snprintf(msg, len, "KVM could not emulate the instruction (bytes %s)", hex);
+}
+
+static const char *const vector_names[X86_VEC_COUNT] = {
+	[X86_VEC_DE] = "#DE divide error", [X86_VEC_DB] = "#DB debug", [X86_VEC_NMI] = "NMI",
+	[X86_VEC_BP] = "#BP breakpoint", [X86_VEC_OF] = "#OF overflow",
+	[X86_VEC_BR] = "#BR bound range", [X86_VEC_UD] = "#UD invalid opcode",
+	[X86_VEC_NM] = "#NM device not available", [X86_VEC_DF] = "#DF double fault",
+	[X86_VEC_TS] = "#TS invalid TSS", [X86_VEC_NP] = "#NP segment not present",
+	[X86_VEC_SS] = "#SS stack fault", [X86_VEC_GP] = "#GP general protection",
+	[X86_VEC_PF] = "#PF page fault", [X86_VEC_MF] = "#MF x87 error",
+	[X86_VEC_AC] = "#AC alignment check", [X86_VEC_MC] = "#MC machine check",
+	[X86_VEC_XM] = "#XM SIMD error", [X86_VEC_VE] = "#VE virtualization",
+	[X86_VEC_CP] = "#CP control protection",
+};
+
+void run_exception_diagnosis(const struct cloak_hc_abort *a, char *msg, size_t len)
+{
+	const char *name = a->vector < X86_VEC_COUNT && vector_names[a->vector]
+				   ? vector_names[a->vector] : "reserved";
+	if (a->vector != X86_VEC_PF) {
+		snprintf(msg, len, "guest exception: vector %u (%s) error 0x%llx at rip 0x%llx",
+			 a->vector, name, (unsigned long long)a->error_code,
+			 (unsigned long long)a->rip);
+		return;
+	}
+	/* A fault within a page of the stack pointer is the stack running
+	 * into the guard page under it. A write fault at the instruction's
+	 * own address is KVM patching vmcall/vmmcall in place, which
+	 * read-only code refuses. */
+	uint64_t d = a->cr2 > a->rsp ? a->cr2 - a->rsp : a->rsp - a->cr2;
+	bool overflow = d <= CLOAK_PAGE_SIZE;
+	bool patch = a->cr2 == a->rip && (a->error_code & X86_PF_WRITE);
+	snprintf(msg, len, "guest exception: vector %u (%s) error 0x%llx at rip 0x%llx, address "
+		 "0x%llx%s", a->vector, name, (unsigned long long)a->error_code,
+		 (unsigned long long)a->rip, (unsigned long long)a->cr2,
+		 overflow ? " (stack overflow: the fault is next to the stack pointer)"
+		 : patch ? " (KVM tried to rewrite a vmcall/vmmcall in read-only code: guests "
+			   "call the monitor with port I/O)" : "");
 }

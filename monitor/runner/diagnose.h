@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cloak/abi.h"
 #include "mem/guestmem.h"
 
 /* What a KVM_RUN failure with errno `err` means for this backend: fills a
@@ -39,5 +40,10 @@ void run_hlt_diagnosis(uint64_t rip, int before, int at, char *msg, size_t len);
  * (0: unknown) is where the guest last exited to the monitor before, named
  * when the fault's own address is lost. Pure. */
 void run_shutdown_diagnosis(bool reset, uint64_t rip, uint64_t last_rip, char *msg, size_t len);
+
+/* A CPU exception the guest's runtime trapped and reported (ABORT with a
+ * vector below 32): its name and, for a page fault, what it looks like
+ * (a stack overflow, KVM patching a vmcall in read-only code). Pure. */
+void run_exception_diagnosis(const struct cloak_hc_abort *a, char *msg, size_t len);
 
 #endif

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "device/device.h"
+#include "device_link.h"
 #include "diagnose.h"
 #include "kvm/kvm_compat.h"
 #include "process/signals.h"
@@ -19,16 +21,55 @@ static int on_io(struct runner *r)
 	 * single string write is a call too; a repeated one is not. */
 	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1)
 		return outcome_fail(&r->out, CLOAK_EXIT_VIOLATION,
-			       "guest %s I/O port 0x%x (%u bytes x %u): cloak's calls are "
-			       "single 4-byte outl", run->io.direction == KVM_EXIT_IO_OUT ?
-			       "wrote a repeated string to" : "read from",
-			       run->io.port, run->io.size, run->io.count);
+				    "guest %s I/O port 0x%x (%u bytes x %u): cloak's calls are "
+				    "single 4-byte outl", run->io.direction == KVM_EXIT_IO_OUT ?
+				    "wrote a repeated string to" : "read from",
+				    run->io.port, run->io.size, run->io.count);
 	if (run->io.port == CLOAK_PORT_NULL && run->io.size == 4)
 		return 0;
 	uint32_t value = 0;
 	if (run->io.size == 4 && run->io.data_offset <= r->vcpu.run_size - 4)
 		memcpy(&value, (const char *)run + run->io.data_offset, 4);
 	return runner_call(r, run->io.port, run->io.size, value);
+}
+
+/* A call: answered here (own_calls.c), handed to the device process
+ * (device_link.h) or, in one process, to the device code. */
+int runner_call(struct runner *r, uint16_t port, unsigned size, uint32_t value)
+{
+	unsigned nr = 0;
+	switch (call_side(port, size, &nr)) {
+	case CALL_NONE:
+		return call_refuse(&r->out, port, size);
+	case CALL_UNKNOWN:
+		return call_unknown(r->gm, &r->out, &r->counts, nr, value);
+	case CALL_DEVICE:
+		if (r->link)
+			return link_call(r, port, size, value);
+		if (device_call(r->local, port, size, value) == 0)
+			return 0;
+		return outcome_end(&r->out, r->local->out.status);
+	case CALL_RUNNER:
+		break;
+	}
+	struct call c;
+	if (call_decode(r->gm, &r->out, &r->counts, nr, value, &c))
+		return -1;
+	int ret;
+	switch (nr) {
+#define RUNNER_CASE_(NAME, name)                                        \
+	case CLOAK_HC_##NAME:                                           \
+		ret = rc_##name(r, (void *)c.args);                     \
+		break;
+		CLOAK_RUNNER_CALLS(RUNNER_CASE_)
+#undef RUNNER_CASE_
+	default:
+		ret = -1;
+	}
+	if (ret != 0 || r->out.stopped)
+		return -1;
+	call_encode(r->gm, &r->out, &r->counts, &c);
+	return 0;
 }
 
 static int on_emulation_failure(struct runner *r)
@@ -58,8 +99,9 @@ static int on_emulation_failure(struct runner *r)
 	}
 	char why[200];
 	run_emulation_diagnosis(bytes, n, unread, why, sizeof why);
-	return outcome_fail(&r->out, CLOAK_EXIT_CRASH, "KVM internal error (emulation) at rip 0x%llx: %s",
-		       (unsigned long long)rip, why);
+	return outcome_fail(&r->out, CLOAK_EXIT_CRASH,
+			    "KVM internal error (emulation) at rip 0x%llx: %s",
+			    (unsigned long long)rip, why);
 }
 
 /* The guest byte at gpa, or -1 where it cannot be read (not shared, or
@@ -98,29 +140,30 @@ static int on_exit_reason(struct runner *r)
 		return on_hlt(r);
 	case KVM_EXIT_MMIO:
 		return outcome_fail(&r->out, CLOAK_EXIT_VIOLATION,
-			       "guest %s %u bytes at physical address 0x%llx, which is "
-			       "not guest RAM (no MMIO devices) at rip 0x%llx",
-			       run->mmio.is_write ? "wrote" : "read", run->mmio.len,
-			       (unsigned long long)run->mmio.phys_addr,
-			       (unsigned long long)vcpu_rip(&r->vcpu));
+				    "guest %s %u bytes at physical address 0x%llx, which is "
+				    "not guest RAM (no MMIO devices) at rip 0x%llx",
+				    run->mmio.is_write ? "wrote" : "read", run->mmio.len,
+				    (unsigned long long)run->mmio.phys_addr,
+				    (unsigned long long)vcpu_rip(&r->vcpu));
 	case KVM_EXIT_SHUTDOWN:
 		return on_shutdown(r);
 	case KVM_EXIT_INTERNAL_ERROR:
 		if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION)
 			return on_emulation_failure(r);
-		return outcome_fail(&r->out, CLOAK_EXIT_CRASH, "KVM internal error (suberror %u) at rip "
-			       "0x%llx", run->internal.suberror,
-			       (unsigned long long)vcpu_rip(&r->vcpu));
+		return outcome_fail(&r->out, CLOAK_EXIT_CRASH,
+				    "KVM internal error (suberror %u) at rip 0x%llx",
+				    run->internal.suberror, (unsigned long long)vcpu_rip(&r->vcpu));
 	case KVM_EXIT_FAIL_ENTRY:
-		return outcome_fail(&r->out, CLOAK_EXIT_CRASH, "KVM could not enter the guest "
-			       "(hardware reason 0x%llx)", (unsigned long long)
-			       run->fail_entry.hardware_entry_failure_reason);
+		return outcome_fail(&r->out, CLOAK_EXIT_CRASH,
+				    "KVM could not enter the guest (hardware reason 0x%llx)",
+				    (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
 	case KVM_EXIT_MEMORY_FAULT:
-		return outcome_fail(&r->out, CLOAK_EXIT_CRASH, "KVM could not fault in guest memory "
-			       "(KVM_EXIT_MEMORY_FAULT)");
+		return outcome_fail(&r->out, CLOAK_EXIT_CRASH,
+				    "KVM could not fault in guest memory (KVM_EXIT_MEMORY_FAULT)");
 	default:
-		return outcome_fail(&r->out, CLOAK_EXIT_CRASH, "unexpected KVM exit reason %u at rip 0x%llx",
-			       run->exit_reason, (unsigned long long)vcpu_rip(&r->vcpu));
+		return outcome_fail(&r->out, CLOAK_EXIT_CRASH,
+				    "unexpected KVM exit reason %u at rip 0x%llx", run->exit_reason,
+				    (unsigned long long)vcpu_rip(&r->vcpu));
 	}
 }
 
@@ -130,12 +173,14 @@ static int on_exit_reason(struct runner *r)
 static int check_stop(struct runner *r)
 {
 	if (signals_watchdog_fired())
-		return outcome_fail(&r->out, CLOAK_EXIT_WATCHDOG, "watchdog: --timeout expired, guest "
-			       "stopped at rip 0x%llx", (unsigned long long)vcpu_rip(&r->vcpu));
+		return outcome_fail(&r->out, CLOAK_EXIT_WATCHDOG,
+				    "watchdog: --timeout expired, guest stopped at rip 0x%llx",
+				    (unsigned long long)vcpu_rip(&r->vcpu));
 	int sig = signals_stop_signal();
 	if (sig)
-		return outcome_fail(&r->out, CLOAK_EXIT_INTERRUPTED, "interrupted by signal %d (%s), guest "
-			       "stopped", sig, strsignal(sig));
+		return outcome_fail(&r->out, CLOAK_EXIT_INTERRUPTED,
+				    "interrupted by signal %d (%s), guest stopped", sig,
+				    strsignal(sig));
 	return 0;
 }
 

@@ -43,10 +43,10 @@ struct runner {
  * request ends it; returns the monitor's exit status (run.c). */
 int runner_run(struct runner *r);
 /* One port I/O exit of the guest, an outl of `value` to `port`: answered
- * here or handed on (calls.c). 0 to resume the guest, -1 if the VM ended. */
+ * here or handed on (run.c). 0 to resume the guest, -1 if the VM ended. */
 int runner_call(struct runner *r, uint16_t port, unsigned size, uint32_t value);
 
-/* The handlers of the runner's calls (calls.c). */
+/* The handlers of the runner's own calls (own_calls.c). */
 int rc_nop(struct runner *r, struct cloak_hc_nop *a);
 int rc_exit(struct runner *r, struct cloak_hc_exit *a);
 int rc_abort(struct runner *r, struct cloak_hc_abort *a);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "device/serve.h"
+#include "process/fd_pass.h"
 
 static void kill_child(struct device_link *l)
 {
@@ -53,7 +54,9 @@ int spawn_device(struct device_link *l, struct device *d, const int *kvm_fds, un
 				strerror(fork_errno));
 	}
 	l->pid = pid;
-	l->maps_fd = handoff_receive_maps(sv[0]);
+	char m;
+	if (fd_pass_recv(sv[0], &m, 1, &l->maps_fd) != 0)
+		l->maps_fd = -1;
 	close(sv[0]);
 	if (l->maps_fd < 0) {
 		kill_child(l);

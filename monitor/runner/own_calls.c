@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The calls the vCPU runner answers itself (calls/calls.h says which and
- * docs/threat-model.md why each is safe here): none reads host input, so
- * none needs the device process. The guest's memory calls are decoded here
+ * docs/threat-model.md why each is safe here; run.c hands them here): none
+ * reads host input, so none needs the device process. The guest's memory calls are decoded here
  * and only here: the runner owns guest memory, so it applies each change to
  * its own bookkeeping (mem/guestmem.h), answers the guest, and tells the
  * device process what changed (device_link.h).
@@ -19,48 +19,11 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "device/device.h"
 #include "device_link.h"
+#include "diagnose.h"
 #include "runner.h"
 #include "text.h"
 #include "x86/x86.h"
-
-int runner_call(struct runner *r, uint16_t port, unsigned size, uint32_t value)
-{
-	unsigned nr = 0;
-	switch (call_side(port, size, &nr)) {
-	case CALL_NONE:
-		return call_refuse(&r->out, port, size);
-	case CALL_UNKNOWN:
-		return call_unknown(r->gm, &r->out, &r->counts, nr, value);
-	case CALL_DEVICE:
-		if (r->link)
-			return link_call(r, port, size, value);
-		if (device_call(r->local, port, size, value) == 0)
-			return 0;
-		return outcome_end(&r->out, r->local->out.status);
-	case CALL_RUNNER:
-		break;
-	}
-	struct call c;
-	if (call_decode(r->gm, &r->out, &r->counts, nr, value, &c))
-		return -1;
-	int ret;
-	switch (nr) {
-#define RUNNER_CASE_(NAME, name)                                        \
-	case CLOAK_HC_##NAME:                                           \
-		ret = rc_##name(r, (void *)c.args);                     \
-		break;
-		CLOAK_RUNNER_CALLS(RUNNER_CASE_)
-#undef RUNNER_CASE_
-	default:
-		ret = -1;
-	}
-	if (ret != 0 || r->out.stopped)
-		return -1;
-	call_encode(r->gm, &r->out, &r->counts, &c);
-	return 0;
-}
 
 int rc_nop(struct runner *r, struct cloak_hc_nop *a)
 {
@@ -72,54 +35,19 @@ int rc_exit(struct runner *r, struct cloak_hc_exit *a)
 {
 	if (a->status < 0 || a->status > CLOAK_EXIT_STATUS_MAX)
 		return outcome_fail(&r->out, CLOAK_EXIT_VIOLATION,
-			       "guest exited with status %lld, outside 0-%d (statuses above "
-			       "are the monitor's own)", (long long)a->status,
-			       CLOAK_EXIT_STATUS_MAX);
+				    "guest exited with status %lld, outside 0-%d (statuses above "
+				    "are the monitor's own)", (long long)a->status,
+				    CLOAK_EXIT_STATUS_MAX);
 	outcome_verbose(&r->out, "guest exited with status %lld", (long long)a->status);
 	return outcome_end(&r->out, (int)a->status);
-}
-
-static const char *const vector_names[X86_VEC_COUNT] = {
-	[X86_VEC_DE] = "#DE divide error", [X86_VEC_DB] = "#DB debug", [X86_VEC_NMI] = "NMI",
-	[X86_VEC_BP] = "#BP breakpoint", [X86_VEC_OF] = "#OF overflow",
-	[X86_VEC_BR] = "#BR bound range", [X86_VEC_UD] = "#UD invalid opcode",
-	[X86_VEC_NM] = "#NM device not available", [X86_VEC_DF] = "#DF double fault",
-	[X86_VEC_TS] = "#TS invalid TSS", [X86_VEC_NP] = "#NP segment not present",
-	[X86_VEC_SS] = "#SS stack fault", [X86_VEC_GP] = "#GP general protection",
-	[X86_VEC_PF] = "#PF page fault", [X86_VEC_MF] = "#MF x87 error",
-	[X86_VEC_AC] = "#AC alignment check", [X86_VEC_MC] = "#MC machine check",
-	[X86_VEC_XM] = "#XM SIMD error", [X86_VEC_VE] = "#VE virtualization",
-	[X86_VEC_CP] = "#CP control protection",
-};
-
-static int page_fault(struct runner *r, const struct cloak_hc_abort *a, const char *name)
-{
-	/* A fault within a page of the stack pointer is the stack running
-	 * into the guard page under it. A write fault at the instruction's
-	 * own address is KVM patching vmcall/vmmcall in place, which
-	 * read-only code refuses. */
-	uint64_t d = a->cr2 > a->rsp ? a->cr2 - a->rsp : a->rsp - a->cr2;
-	bool overflow = d <= CLOAK_PAGE_SIZE;
-	bool patch = a->cr2 == a->rip && (a->error_code & X86_PF_WRITE);
-	return outcome_fail(&r->out, CLOAK_EXIT_ABORT,
-		       "guest exception: vector %u (%s) error 0x%llx at rip 0x%llx, address "
-		       "0x%llx%s", a->vector, name, (unsigned long long)a->error_code,
-		       (unsigned long long)a->rip, (unsigned long long)a->cr2,
-		       overflow ? " (stack overflow: the fault is next to the stack pointer)"
-		       : patch ? " (KVM tried to rewrite a vmcall/vmmcall in read-only code: "
-				 "guests call the monitor with port I/O)" : "");
 }
 
 int rc_abort(struct runner *r, struct cloak_hc_abort *a)
 {
 	if (a->vector < X86_VEC_COUNT) {
-		const char *name = vector_names[a->vector] ? vector_names[a->vector] : "reserved";
-		if (a->vector == X86_VEC_PF)
-			return page_fault(r, a, name);
-		return outcome_fail(&r->out, CLOAK_EXIT_ABORT,
-			       "guest exception: vector %u (%s) error 0x%llx at rip 0x%llx",
-			       a->vector, name, (unsigned long long)a->error_code,
-			       (unsigned long long)a->rip);
+		char why[300];
+		run_exception_diagnosis(a, why, sizeof why);
+		return outcome_fail(&r->out, CLOAK_EXIT_ABORT, "%s", why);
 	}
 	char msg[CLOAK_ABORT_MSG_MAX + 1] = "";
 	uint64_t len = a->msg_len > CLOAK_ABORT_MSG_MAX ? CLOAK_ABORT_MSG_MAX : a->msg_len;
@@ -133,7 +61,8 @@ int rc_abort(struct runner *r, struct cloak_hc_abort *a)
 				 (unsigned long long)a->msg);
 		}
 	}
-	return outcome_fail(&r->out, CLOAK_EXIT_ABORT, "guest aborted: %s", msg[0] ? msg : "(no message)");
+	return outcome_fail(&r->out, CLOAK_EXIT_ABORT, "guest aborted: %s",
+			    msg[0] ? msg : "(no message)");
 }
 
 int rc_walltime(struct runner *r, struct cloak_hc_walltime *a)
