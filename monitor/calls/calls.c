@@ -80,7 +80,8 @@ int call_decode(struct guestmem *gm, struct outcome *o, struct call_counts *n, u
 		uint32_t value, struct call *c)
 {
 	const struct call_def *def = &call_defs[nr];
-	n->calls[nr]++;
+	if (n)
+		n->calls[nr]++;
 	c->nr = nr;
 	c->name = def->name;
 	c->block = value;

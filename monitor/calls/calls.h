@@ -71,8 +71,10 @@ int call_refuse(struct outcome *o, uint16_t port, unsigned size);
 int call_unknown(struct guestmem *gm, struct outcome *o, struct call_counts *n, unsigned nr,
 		 uint32_t value);
 
-/* Copies call nr's argument block at `value` in. 0, or -1 with the VM
- * ended (a misaligned block, or one outside the shared pages). */
+/* Copies call nr's argument block at `value` in, and counts the call in n
+ * (NULL: not counted, for a look at a call another process may answer).
+ * 0, or -1 with the VM ended (a misaligned block, or one outside the
+ * shared pages). */
 int call_decode(struct guestmem *gm, struct outcome *o, struct call_counts *n, unsigned nr,
 		uint32_t value, struct call *c);
 /* Writes the handled block back (its ret and OUT fields). */

@@ -18,6 +18,7 @@
 #include "process/sandbox.h"
 #include "process/signals.h"
 #include "test_hooks.h"
+#include "waitset.h"
 
 static void enter(struct device *d, pid_t runner, int maps_sock, bool no_sandbox)
 {
@@ -72,16 +73,30 @@ static int apply(struct device *d, const struct handoff_request *rq)
 	return 0;
 }
 
+/* The readiness page (handoff/handoff.h): what a zero-timeout POLL would
+ * answer now, for the runner to answer it without a hand-off. */
+static void publish_readiness(struct device *d, struct handoff *h)
+{
+	uint64_t known, ready;
+	waitset_readiness(d->dev, &known, &ready);
+	atomic_store_explicit(&h->page->known, known, memory_order_relaxed);
+	atomic_store_explicit(&h->page->ready, ready, memory_order_release);
+}
+
 /* The device process's half of the hand-off (handoff/handoff.h): waits for
- * the next request and copies it once into *out; a signal ends the wait
- * early (false, nothing taken). */
-static bool next_request(struct handoff *h, struct handoff_request *out)
+ * the next request and copies it once into *out. While it waits it keeps
+ * the readiness page: a channel that turns ready, or a signal, ends the
+ * wait early (false, nothing taken; the caller waits again). */
+static bool next_request(struct device *d, struct handoff *h, struct handoff_request *out)
 {
 	struct handoff_page *p = h->page;
 	uint32_t seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
-	if (seq == h->seq) {
-		if (!handoff_spin(h, &p->req_seq, seq))
-			handoff_sleep(&p->req_seq, &p->req_sleeping, seq, NULL);
+	if (seq == h->seq && !handoff_spin(h, &p->req_seq, seq)) {
+		publish_readiness(d, h);
+		atomic_store(&p->req_sleeping, 1);
+		if (atomic_load(&p->req_seq) == seq)
+			waitset_idle(d->dev, h->wake_fd);
+		atomic_store(&p->req_sleeping, 0);
 		seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
 		if (seq == h->seq)
 			return false;
@@ -105,6 +120,7 @@ static void reply(struct device *d, struct handoff *h, uint64_t token, int sig)
 	};
 	uint32_t seq = h->seq;
 	uint32_t extra = test_hooks_device_reply(&seq, &r.verdict, &r.status);
+	publish_readiness(d, h);
 	h->seq = seq;
 	h->page->rep = r;
 	handoff_publish(&h->page->rep_seq, &h->page->rep_sleeping, h->seq);
@@ -126,7 +142,7 @@ _Noreturn void device_serve(struct device *d, struct handoff *h, pid_t runner, i
 		/* A stop request that lands while this process waits for the
 		 * runner is answered at the next request: the runner is the
 		 * one to end the VM. */
-		if (!next_request(h, &rq))
+		if (!next_request(d, h, &rq))
 			continue;
 		if (rq.op == HANDOFF_FINISH)
 			finish(d);

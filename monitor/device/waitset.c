@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -100,4 +102,72 @@ int64_t waitset_wait(struct devices *d, uint64_t timeout_ns, uint64_t wait_set,
 			now |= CLOAK_CHAN_POLL_BIT(evs[k].data.u32);
 	*ready = now & wait_set;
 	return 0;
+}
+
+/* The devices that exist (block devices) or are open (channels). */
+static uint64_t known_set(const struct devices *d)
+{
+	uint64_t known = d->nblock ? (1ull << d->nblock) - 1 : 0;
+	for (unsigned i = 0; i < d->nchan; i++)
+		if (d->chan[i].opened)
+			known |= CLOAK_CHAN_POLL_BIT(i);
+	return known;
+}
+
+/* What each open channel that is not ready now waits for, as poll(2) has
+ * it; fills fds from `at` and returns the count, and the channels ready
+ * now in *ready. */
+static unsigned waits(const struct devices *d, struct pollfd *fds, unsigned at, uint64_t *ready,
+		      unsigned *chan_of)
+{
+	unsigned n = at;
+	for (unsigned i = 0; i < d->nchan; i++) {
+		int fd;
+		uint32_t ev;
+		if (!d->chan[i].opened)
+			continue;
+		if (channel_wait_for(&d->chan[i], &fd, &ev)) {
+			*ready |= CLOAK_CHAN_POLL_BIT(i);
+		} else if (fd >= 0) {
+			fds[n] = (struct pollfd){ .fd = fd,
+				.events = (short)((ev & EPOLLIN ? POLLIN : 0) |
+						  (ev & EPOLLRDHUP ? POLLRDHUP : 0) |
+						  (ev & EPOLLOUT ? POLLOUT : 0)) };
+			chan_of[n++] = i;
+		}
+	}
+	return n - at;
+}
+
+void waitset_readiness(struct devices *d, uint64_t *known, uint64_t *ready)
+{
+	*known = *ready = 0;
+	if (!d)
+		return;
+	*known = known_set(d);
+	*ready = d->nblock ? (1ull << d->nblock) - 1 : 0; /* block I/O never waits */
+	struct pollfd fds[CLOAK_CHAN_MAX];
+	unsigned chan_of[CLOAK_CHAN_MAX];
+	unsigned n = waits(d, fds, 0, ready, chan_of);
+	struct timespec zero = { 0, 0 };
+	if (n && ppoll(fds, n, &zero, NULL) > 0)
+		for (unsigned k = 0; k < n; k++)
+			if (fds[k].revents)
+				*ready |= CLOAK_CHAN_POLL_BIT(chan_of[k]);
+}
+
+bool waitset_idle(struct devices *d, int wake_fd)
+{
+	struct pollfd fds[CLOAK_CHAN_MAX + 1] = { { .fd = wake_fd, .events = POLLIN } };
+	unsigned chan_of[CLOAK_CHAN_MAX + 1];
+	uint64_t ready = 0;
+	unsigned n = 1 + (d ? waits(d, fds, 1, &ready, chan_of) : 0);
+	/* A stop request ends the sleep (EINTR), one that came before it is
+	 * seen now: the request that follows is answered with it. */
+	if (!signals_wait_begin())
+		ppoll(fds, n, NULL, signals_wait_mask());
+	signals_wait_end();
+	uint64_t drained;
+	bool woken = read(wake_fd, &drained, sizeof drained) == sizeof drained;
+	return woken;
 }

@@ -7,6 +7,7 @@
 #ifndef CLOAK_DEVICE_WAITSET_H
 #define CLOAK_DEVICE_WAITSET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "registry.h"
@@ -18,5 +19,14 @@
  * Returns 0 or a negative CLOAK_E* code. */
 int64_t waitset_wait(struct devices *d, uint64_t timeout_ns, uint64_t wait_set,
 		     uint64_t *ready);
+
+/* The readiness page (handoff/handoff.h): the devices that exist or are
+ * open (*known) and those a zero-timeout POLL would find ready now
+ * (*ready). d may be NULL (none). */
+void waitset_readiness(struct devices *d, uint64_t *known, uint64_t *ready);
+/* The device process between requests: sleeps until wake_fd (an eventfd)
+ * is written, an open channel that is not ready now turns ready, or a stop
+ * request comes; true if wake_fd was written (it is drained). */
+bool waitset_idle(struct devices *d, int wake_fd);
 
 #endif

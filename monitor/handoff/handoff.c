@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
@@ -76,6 +77,9 @@ int handoff_create(struct handoff *h, struct fail *f)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot map the hand-off page: %s",
 				strerror(errno));
 	h->page = p;
+	h->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (h->wake_fd < 0)
+		return fail_set(f, CLOAK_EXIT_INTERNAL, "eventfd: %s", strerror(errno));
 	if (getrandom(&h->token_state, sizeof h->token_state, 0) != sizeof h->token_state)
 		h->token_state = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
 	h->token_state |= 1; /* xorshift's one forbidden state is 0 */
@@ -109,7 +113,15 @@ void handoff_send(struct handoff *h, const struct handoff_request *r)
 	h->token = next_token(h);
 	p->req.token = h->token;
 	h->seq++;
-	handoff_publish(&p->req_seq, &p->req_sleeping, h->seq);
+	/* The device process sleeps in a poll of its channels and wake_fd,
+	 * not in a futex: write the eventfd where it sleeps (the Dekker pair
+	 * of handoff_publish). */
+	atomic_store(&p->req_seq, h->seq);
+	if (atomic_load(&p->req_sleeping)) {
+		uint64_t one = 1;
+		ssize_t w = write(h->wake_fd, &one, sizeof one);
+		(void)w; /* an eventfd write fails only if the counter is full: it wakes anyway */
+	}
 }
 
 bool handoff_await(struct handoff *h, const struct timespec *slice)

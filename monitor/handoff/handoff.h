@@ -15,8 +15,10 @@
  * request it answers by both.
  *
  * Waking. A side about to sleep sets its sleeping flag, looks at the
- * other's number once more, and only then waits in a futex on it; a side
- * that publishes wakes the other only when that flag is set (a Dekker
+ * other's number once more, and only then waits on it (the runner in a
+ * futex; the device process in a poll of its channels and an eventfd, so
+ * that it sees a channel turn ready while idle); a side that publishes
+ * wakes the other only when that flag is set (a Dekker
  * pair: under sequential consistency either the sleeper sees the new
  * number or the publisher sees the flag). With more than one CPU each side
  * first spins a short while on the number, so a hand-off is a cache line
@@ -81,8 +83,15 @@ struct handoff_page {
 	struct handoff_request req;
 	/* The device process's half, on cache lines of its own. */
 	_Alignas(64) _Atomic uint32_t rep_seq;
-	_Atomic uint32_t req_sleeping; /* the device process waits on req_seq */
+	_Atomic uint32_t req_sleeping; /* the device process sleeps: write wake_fd */
 	struct handoff_reply rep;
+	/* The readiness page: what a POLL with a zero timeout would answer
+	 * now (poll bits, cloak/abi.h), kept by the device process after
+	 * every request and whenever a channel it sleeps on turns ready, so
+	 * the runner answers such a POLL without a hand-off. known: the
+	 * devices that exist and are open; ready: those ready now. */
+	_Alignas(64) _Atomic uint64_t known;
+	_Atomic uint64_t ready;
 };
 _Static_assert(sizeof(struct handoff_page) <= 4096, "one page");
 
@@ -93,6 +102,7 @@ struct handoff {
 	uint64_t token_state; /* runner: xorshift64, seeded from getrandom */
 	uint64_t token;       /* runner: the last request's, kept on its side */
 	bool spin;            /* more than one CPU: spin before sleeping */
+	int wake_fd;          /* an eventfd: a request for a device process asleep */
 };
 
 /* Maps the page, before the fork (both sides inherit it). */

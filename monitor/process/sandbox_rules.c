@@ -55,7 +55,8 @@ static const struct allow runner_calls_allow[] = {
 
 /* The calls and devices: the single monitor's and the device process's. */
 static const struct allow devices_allow[] = {
-	{ SCMP_SYS(ppoll), "device/waitset.c: POLL without devices sleeps" },
+	{ SCMP_SYS(ppoll), "device/waitset.c: POLL without devices sleeps; the device "
+			     "process's idle wait and its readiness page" },
 	{ SCMP_SYS(epoll_pwait2), "device/waitset.c: POLL waits for channels" },
 	{ SCMP_SYS(epoll_ctl), "device/waitset.c: the channels to wait for" },
 	{ SCMP_SYS(pwrite64), "device/block.c: block writes" },

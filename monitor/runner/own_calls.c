@@ -13,6 +13,7 @@
  * it): the monitor needs it to wipe memory it gave up (x86/vcpu_wipe.h);
  * docs/abi.md, "Pages that can never be unshared".
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,4 +137,25 @@ int rc_unshare(struct runner *r, struct cloak_hc_share *a)
 	if (s == GM_OK && r->link)
 		return link_change(r, HANDOFF_UNSHARE, a->gpa, a->npages, gm_protected(r->gm));
 	return 0;
+}
+
+bool rc_poll_now(struct runner *r, uint32_t value)
+{
+	struct call c;
+	if (call_decode(r->gm, &r->out, NULL, CLOAK_HC_POLL, value, &c))
+		return true; /* the VM ended */
+	struct cloak_hc_poll *a = (struct cloak_hc_poll *)c.args;
+	if (a->timeout_ns != 0)
+		return false;
+	/* What the device process answers for the same POLL (device/
+	 * waitset.c): a device that does not exist or is not open is
+	 * ENOENT; otherwise the ready ones of those asked for. */
+	const struct handoff_page *p = r->link->h.page;
+	uint64_t known = atomic_load_explicit(&p->known, memory_order_relaxed);
+	uint64_t ready = atomic_load_explicit(&p->ready, memory_order_acquire);
+	a->ready_set = a->wait_set & ~known ? 0 : ready & a->wait_set;
+	a->ret = a->wait_set & ~known ? -CLOAK_ENOENT : 0;
+	r->counts.calls[CLOAK_HC_POLL]++;
+	call_encode(r->gm, &r->out, &r->counts, &c);
+	return true;
 }

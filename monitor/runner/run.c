@@ -44,6 +44,8 @@ int runner_call(struct runner *r, uint16_t port, unsigned size, uint32_t value)
 	case CALL_UNKNOWN:
 		return call_unknown(r->gm, &r->out, &r->counts, nr, value);
 	case CALL_DEVICE:
+		if (r->link && nr == CLOAK_HC_POLL && rc_poll_now(r, value))
+			return r->out.stopped ? -1 : 0;
 		if (r->link)
 			return link_call(r, port, size, value);
 		if (device_call(r->local, port, size, value) == 0)

@@ -55,5 +55,9 @@ int rc_random(struct runner *r, struct cloak_hc_random *a);
 int rc_protect(struct runner *r, struct cloak_hc_protect *a);
 int rc_share(struct runner *r, struct cloak_hc_share *a);
 int rc_unshare(struct runner *r, struct cloak_hc_share *a);
+/* POLL is the device process's, but one with a zero timeout is answered
+ * here from the readiness page it keeps (handoff/handoff.h): true when it
+ * was (or the VM ended: r->out), false to hand the call on. */
+bool rc_poll_now(struct runner *r, uint32_t value);
 
 #endif
