@@ -17,9 +17,12 @@
 
 /* Guest configuration: define these in the guest to override defaults.
  *   const int cloak_config_protect = 0;        run without protection
- *   const unsigned cloak_config_bounce_pages = N;  bounce pool (default 64) */
+ *   const unsigned cloak_config_bounce_pages = N;  bounce pool (default 64)
+ *   const unsigned cloak_config_block_cache_pages = N;  block cache, where
+ *       the monitor offers block devices (default 64; 0: none; cloak/block.h) */
 extern const int cloak_config_protect;
 extern const unsigned cloak_config_bounce_pages;
+extern const unsigned cloak_config_block_cache_pages;
 
 /* Boot information from the monitor (read-only view). */
 const struct cloak_boot_info *cloak_boot_info(void);
