@@ -122,6 +122,7 @@ static int run(struct session *s, const struct options *o, struct fail *f)
 		if (spawn_device(&s->link, &s->dev, kvm_fds, 2, o->no_sandbox, f))
 			return -1;
 		s->r.link = &s->link;
+		test_hooks_phase("device process forked");
 	} else {
 		s->r.local = &s->dev;
 	}

@@ -50,6 +50,15 @@ void test_hooks_phase(const char *name)
 {
 	if (phases_on && nphases < PHASES_MAX)
 		phases[nphases++] = (typeof(phases[0])){ name, now_ns() };
+	/* signal-at:PHASE, group-signal-at:PHASE: a stop request at the end
+	 * of that phase, to this process alone or to its process group. */
+	const char *at = hook ? strchr(hook, ':') : NULL;
+	if (at && !strcmp(at + 1, name)) {
+		if (!strncmp(hook, "signal-at:", 10))
+			raise(SIGTERM);
+		else if (!strncmp(hook, "group-signal-at:", 16))
+			kill(0, SIGTERM);
+	}
 }
 
 void test_hooks_phases_print(void)
@@ -63,8 +72,8 @@ void test_hooks_init(void)
 {
 	const char *p = getenv("CLOAK_TEST_PHASES");
 	phases_on = p && strcmp(p, "1") == 0;
-	test_hooks_phase("start");
 	hook = getenv("CLOAK_TEST_HOOK");
+	test_hooks_phase("start");
 	if (!hook || strcmp(hook, "selfscan"))
 		return;
 	/* Opened now: the sandbox forbids open later. */

@@ -34,6 +34,12 @@
  *                   the device process keeps its mapping of the private
  *                   pages at PROTECT, or of the pages the guest unshares
  *                   (mem/device_view.c), as a compromised one would;
+ *   signal-at:PHASE, group-signal-at:PHASE
+ *                   SIGTERM at the end of the named phase (the names
+ *                   CLOAK_TEST_PHASES prints, and the device process's
+ *                   "device process entered"), to the process that reaches
+ *                   it alone or to the whole process group: a stop request
+ *                   at any moment of start-up must end the run, once;
  * CLOAK_TEST_PHASES=1 (combines with any hook): the monitor's monotonic
  * clock at the end of each phase of a run (parse, KVM open, memory create,
  * load, vCPU setup, sandbox, run, teardown: close, wipe, unmap...), printed

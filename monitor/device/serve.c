@@ -42,6 +42,7 @@ static void enter(struct device *d, pid_t runner, int maps_sock, bool no_sandbox
 		_exit(CLOAK_EXIT_DEVICE);
 	}
 	test_hooks_device_enter(true);
+	test_hooks_phase("device process entered");
 }
 
 static _Noreturn void finish(struct device *d)
