@@ -14,8 +14,9 @@
  *                        reply "got N bytes": a peer that half-closed still
  *                        gets the reply
  *   poll NAME MS         one POLL on the channel for MS ms (nobody ever sends)
- *   poll0 NAME           zero-timeout POLLs: the channel, a block device that
- *                        does not exist, no device at all; prints each result
+ *   poll0 NAME           zero-timeout POLLs (run with one block device): the
+ *                        channel, the block device, one that does not exist,
+ *                        no device at all; prints each result
  *   spin NAME MS         zero-timeout POLLs in a loop until the channel is
  *                        ready (a peer sends) or MS ms pass, then one read:
  *                        prints "ready" and the bytes, or "not ready"
@@ -138,13 +139,17 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "poll0")) {
-		uint64_t ready = 99;
-		int r = cloak_poll(0, cloak_chan_poll_bit(h), &ready);
-		printf("poll0 channel: %d ready=%llu\n", r, (unsigned long long)ready);
-		r = cloak_poll(0, 1, &ready);
-		printf("poll0 no block device: %d ready=%llu\n", r, (unsigned long long)ready);
-		r = cloak_poll(0, 0, &ready);
-		printf("poll0 nothing: %d ready=%llu\n", r, (unsigned long long)ready);
+		/* Run with one block device: its handle is 0, poll bit 1. */
+		static const struct {
+			const char *what;
+			uint64_t set;
+		} q[] = { { "channel", 0 }, { "block", 1 }, { "no such block device", 2 },
+			  { "nothing", 0 } };
+		for (unsigned i = 0; i < sizeof q / sizeof q[0]; i++) {
+			uint64_t ready = 99, set = i == 0 ? cloak_chan_poll_bit(h) : q[i].set;
+			int r = cloak_poll(0, set, &ready);
+			printf("poll0 %s: %d ready=%llu\n", q[i].what, r, (unsigned long long)ready);
+		}
 		return 0;
 	}
 	if (!strcmp(mode, "spin") && argc > 3) {

@@ -105,7 +105,7 @@ differ() {
 	differ -- "$GUESTS/noprotect.elf"
 	differ --channel c=listen:"$tmp/e.sock" -- "$GUESTS/chan_echo.elf" open c
 	differ --channel c=listen:"$tmp/e.sock" -- "$GUESTS/chan_echo.elf" poll c 30
-	differ --channel c=listen:"$tmp/e.sock" -- "$GUESTS/chan_echo.elf" poll0 c
+	differ --block b="$tmp/b.img" --channel c=listen:"$tmp/e.sock" -- "$GUESTS/chan_echo.elf" poll0 c
 	differ -- "$GUESTS/chan_echo.elf" open nosuch
 }
 
@@ -133,7 +133,9 @@ PY
 	[ "$st" -eq 0 ] || { echo "status $st: $(cat "$tmp/out")"; return 1; }
 	grep -q 'ready: read 11: hello-ready' "$tmp/out" || { cat "$tmp/out"; return 1; }
 	# And zero-timeout answers agree with the device process's own.
-	run_cloak --channel c=listen:"$tmp/p0.sock" "$GUESTS/chan_echo.elf" poll0 c
-	[[ $output == *"poll0 channel: 0 ready=0"* && $output == *"poll0 no block device: -5 ready=0"* &&
+	truncate -s 64K "$tmp/b.img"
+	run_cloak --block b="$tmp/b.img" --channel c=listen:"$tmp/p0.sock" "$GUESTS/chan_echo.elf" poll0 c
+	[[ $output == *"poll0 channel: 0 ready=0"* && $output == *"poll0 block: 0 ready=1"* &&
+		$output == *"poll0 no such block device: -5 ready=0"* &&
 		$output == *"poll0 nothing: 0 ready=0"* ]] || { echo "$output"; return 1; }
 }
