@@ -60,14 +60,21 @@ static int send_queued(int flush)
 	return (int)e;
 }
 
-/* Empties the area for another use: queued writes go out (an error is
- * kept for their device), read-ahead is dropped. */
-static void vacate(void)
+/* Sends the queued writes, keeping an error for their device's next
+ * write or flush. */
+static void send_keeping_error(void)
 {
 	uint64_t h = cache.handle;
 	int e = send_queued(0);
 	if (e && h < CLOAK_BLOCK_MAX && !cache.error[h])
 		cache.error[h] = e;
+}
+
+/* Empties the area for another use: queued writes go out, read-ahead is
+ * dropped. */
+static void vacate(void)
+{
+	send_keeping_error();
 	cache.mode = CACHE_NONE;
 }
 
@@ -137,8 +144,8 @@ int cloak_rt_block_read_cached(const struct cloak_block *b, uint64_t offset, voi
 	if (e)
 		return e;
 	uint64_t h = b->handle;
-	if (cache.mode == CACHE_WRITE && cache.handle == h && (e = send_queued(0)))
-		return e; /* reads see every write before them */
+	if (cache.mode == CACHE_WRITE && cache.handle == h)
+		send_keeping_error(); /* reads see every write before them */
 	int held = cache.mode == CACHE_READ && cache.handle == h && offset >= cache.start &&
 		   offset + len <= cache.start + cache.len;
 	/* Read ahead only where this read continues the last one. */
@@ -185,6 +192,6 @@ int cloak_rt_block_submit_cached(const struct cloak_block *b)
 	if (cache.handle == b->handle && cache.mode == CACHE_READ)
 		cache.mode = CACHE_NONE;
 	if (cache.handle == b->handle && cache.mode == CACHE_WRITE)
-		return send_queued(0);
+		send_keeping_error();
 	return 0;
 }

@@ -25,8 +25,8 @@
  * necessarily stable) once the guest exits in order (cloak_exit(), or
  * return from main); one still queued when the VM is stopped otherwise
  * (a signal, the watchdog, an abort) is lost, as data in a page cache is.
- * A host error of a queued write is returned by the device's next write or
- * flush. A read sees every write before it; a read that continues the
+ * A host error of a queued write is returned, once, by the device's next
+ * write (which is then not made) or flush. A read sees every write before it; a read that continues the
  * previous one on the same device reads ahead as much as the cache holds,
  * and the reads after it are served from there until a write to that range
  * or a flush of the device.
