@@ -2,14 +2,9 @@
 /* The hand-off protocol; see handoff.h. */
 #include "handoff.h"
 
-#include <errno.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,33 +54,6 @@ void handoff_publish(_Atomic uint32_t *word, _Atomic uint32_t *sleeping, uint32_
 	atomic_store(word, seq);
 	if (atomic_load(sleeping))
 		handoff_futex(word, FUTEX_WAKE, 1, NULL);
-}
-
-int handoff_create(struct handoff *h, struct fail *f)
-{
-	memset(h, 0, sizeof *h);
-	int mfd = memfd_create("cloak-handoff", MFD_CLOEXEC);
-	if (mfd < 0 || ftruncate(mfd, 4096) != 0) {
-		if (mfd >= 0)
-			close(mfd);
-		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot create the hand-off page: %s",
-				strerror(errno));
-	}
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	close(mfd);
-	if (p == MAP_FAILED)
-		return fail_set(f, CLOAK_EXIT_INTERNAL, "cannot map the hand-off page: %s",
-				strerror(errno));
-	h->page = p;
-	h->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (h->wake_fd < 0)
-		return fail_set(f, CLOAK_EXIT_INTERNAL, "eventfd: %s", strerror(errno));
-	if (getrandom(&h->token_state, sizeof h->token_state, 0) != sizeof h->token_state)
-		h->token_state = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
-	h->token_state |= 1; /* xorshift's one forbidden state is 0 */
-	cpu_set_t cpus;
-	h->spin = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1;
-	return 0;
 }
 
 /* Each request's token: a reply made before its request was cannot echo

@@ -105,8 +105,6 @@ struct handoff {
 	int wake_fd;          /* an eventfd: a request for a device process asleep */
 };
 
-/* Maps the page, before the fork (both sides inherit it). */
-int handoff_create(struct handoff *h, struct fail *f);
 
 /* ---- the runner ---- */
 /* Whether the device process published a reply to a request never made
