@@ -120,20 +120,9 @@ int cloak_rt_block_flush_now(const struct cloak_block *b)
 	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, &flush_block);
 }
 
-int cloak_block_flush(const struct cloak_block *b)
+int cloak_rt_block_submit_now(const struct cloak_block *b, struct cloak_block_req *reqs,
+			      size_t n)
 {
-	if (cloak_rt_block_cache)
-		return cloak_rt_block_flush_cached(b);
-	return cloak_rt_block_flush_now(b);
-}
-
-int cloak_block_submit(const struct cloak_block *b, struct cloak_block_req *reqs, size_t n)
-{
-	if (cloak_rt_block_cache) {
-		int e = cloak_rt_block_submit_cached(b);
-		if (e)
-			return e;
-	}
 	int in_place = n <= SIZE_MAX / sizeof *reqs && io_reachable(reqs, n * sizeof *reqs);
 	int failed = 0;
 	for (size_t done = 0; done < n;) {

@@ -171,8 +171,10 @@ int cloak_rt_block_read_cached(const struct cloak_block *b, uint64_t offset, voi
 	return 0;
 }
 
-int cloak_rt_block_flush_cached(const struct cloak_block *b)
+int cloak_block_flush(const struct cloak_block *b)
 {
+	if (!cloak_rt_block_cache)
+		return cloak_rt_block_flush_now(b);
 	/* A flush is also where a read sees the host again. */
 	if (cache.mode == CACHE_READ && cache.handle == b->handle)
 		cache.mode = CACHE_NONE;
@@ -185,13 +187,13 @@ int cloak_rt_block_flush_cached(const struct cloak_block *b)
 	return queued ? queued : e;
 }
 
-int cloak_rt_block_submit_cached(const struct cloak_block *b)
+int cloak_block_submit(const struct cloak_block *b, struct cloak_block_req *reqs, size_t n)
 {
 	/* An explicit batch runs after what was queued, and may change what
 	 * was read ahead. */
-	if (cache.handle == b->handle && cache.mode == CACHE_READ)
+	if (cloak_rt_block_cache && cache.handle == b->handle && cache.mode == CACHE_READ)
 		cache.mode = CACHE_NONE;
-	if (cache.handle == b->handle && cache.mode == CACHE_WRITE)
+	if (cloak_rt_block_cache && cache.handle == b->handle && cache.mode == CACHE_WRITE)
 		send_keeping_error();
-	return 0;
+	return cloak_rt_block_submit_now(b, reqs, n);
 }

@@ -106,9 +106,10 @@ int cloak_rt_block_read_cached(const struct cloak_block *b, uint64_t offset, voi
 			       size_t len);
 int cloak_rt_block_write_cached(const struct cloak_block *b, uint64_t offset, const void *buf,
 				size_t len);
-int cloak_rt_block_flush_cached(const struct cloak_block *b);
-int cloak_rt_block_submit_cached(const struct cloak_block *b);
+/* Without the cache (block.c): */
 int cloak_rt_block_flush_now(const struct cloak_block *b);
+int cloak_rt_block_submit_now(const struct cloak_block *b, struct cloak_block_req *reqs,
+			      size_t n);
 /* 0, or why the request is refused before anything moves (write: also a
  * read-only device). */
 int cloak_rt_block_check(const struct cloak_block *b, uint64_t offset, size_t len, int write);
