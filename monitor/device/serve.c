@@ -122,9 +122,9 @@ static void reply(struct device *d, struct handoff *h, uint64_t token, int sig)
 	uint32_t seq = h->seq;
 	uint32_t extra = test_hooks_device_reply(&seq, &r.verdict, &r.status);
 	publish_readiness(d, h);
-	h->seq = seq;
 	h->page->rep = r;
-	handoff_publish(&h->page->rep_seq, &h->page->rep_sleeping, h->seq);
+	/* seq is the request's own, but where a test hook changed it */
+	handoff_publish(&h->page->rep_seq, &h->page->rep_sleeping, seq);
 	if (extra) { /* a test hook's reply to a request not made yet; then
 		      * this process answers nothing more */
 		atomic_store_explicit(&h->page->rep_seq, extra, memory_order_release);
