@@ -19,7 +19,7 @@ setup() {
 # own "cloak:" lines, less those that name a process (a device process's
 # own failures cannot happen in one process) and the documented difference.
 comparable() {
-	grep -vE '^(window_fixed=|share_private_page ret=|console_shared_then ret=|protection[ =])|PRIVATE-SECRET' |
+	grep -vE '^(window_fixed=|share_private_page ret=|console_shared_then ret=|share_after_protect ret=|protection[ =])|PRIVATE-SECRET' |
 		grep -vE '^cloak: (device process|runner: |devices: )'
 }
 
