@@ -145,9 +145,12 @@ _Noreturn void device_serve(struct device *d, struct handoff *h, pid_t runner, i
 		 * one to end the VM. */
 		if (!next_request(d, h, &rq))
 			continue;
+		/* The changes first, FINISH's too: --dump-shared must see every
+		 * page shared. */
+		int applied = apply(d, &rq);
 		if (rq.op == HANDOFF_FINISH)
 			finish(d);
-		if (apply(d, &rq) == 0 && rq.op == HANDOFF_CALL &&
+		if (applied == 0 && rq.op == HANDOFF_CALL &&
 		    device_call(d, (uint16_t)rq.port, rq.size, rq.value) != 0 && !d->out.stopped)
 			outcome_fail(&d->out, CLOAK_EXIT_INTERNAL, "call on port 0x%x failed",
 				     rq.port);
