@@ -40,11 +40,15 @@ teardown() {
 # lost would leave the monitor waiting until the 30 s timeout.
 @test "a stop request at any phase of start-up ends the run with 240, said once" {
 	need_kvm
-	local p how n
+	local p how n phases
 	for how in signal-at group-signal-at; do
-		for p in "signal handlers" "image read and checked" "KVM open" "devices set up" \
-			"guest memory created" "image loaded" "device process forked" "vCPU set up" \
-			"boot info, console, watchdog" "sandbox entered" "device process entered"; do
+		phases=("signal handlers" "image read and checked" "KVM open" "devices set up"
+			"guest memory created" "image loaded" "device process forked" "vCPU set up"
+			"boot info, console, watchdog")
+		# In their sandboxes the runner and the device process can signal
+		# no group (kill(2) is not allowed), so past them only themselves.
+		[ "$how" = signal-at ] && phases+=("sandbox entered" "device process entered")
+		for p in "${phases[@]}"; do
 			rm -f "$TMP/c.sock"
 			# setsid: the process group is the monitor's own (runner,
 			# device process, path broker), not the test's.
