@@ -92,12 +92,14 @@ static bool next_request(struct device *d, struct handoff *h, struct handoff_req
 {
 	struct handoff_page *p = h->page;
 	uint32_t seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
-	if (seq == h->seq && !handoff_spin(h, &p->req_seq, seq)) {
-		publish_readiness(d, h);
-		atomic_store(&p->req_sleeping, 1);
-		if (atomic_load(&p->req_seq) == seq)
-			waitset_idle(d->dev, h->wake_fd);
-		atomic_store(&p->req_sleeping, 0);
+	if (seq == h->seq) {
+		if (!handoff_spin(h, &p->req_seq, seq)) {
+			publish_readiness(d, h);
+			atomic_store(&p->req_sleeping, 1);
+			if (atomic_load(&p->req_seq) == seq)
+				waitset_idle(d->dev, h->wake_fd);
+			atomic_store(&p->req_sleeping, 0);
+		}
 		seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
 		if (seq == h->seq)
 			return false;
