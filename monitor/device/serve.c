@@ -84,11 +84,7 @@ static void publish_readiness(struct device *d, struct handoff *h)
 	atomic_store_explicit(&h->page->ready, ready, memory_order_release);
 }
 
-/* The device process's half of the hand-off (handoff/handoff.h): waits for
- * the next request and copies it once into *out. While it waits it keeps
- * the readiness page: a channel that turns ready, or a signal, ends the
- * wait early (false, nothing taken; the caller waits again). */
-static bool next_request(struct device *d, struct handoff *h, struct handoff_request *out)
+bool device_next_request(struct device *d, struct handoff *h, struct handoff_request *out)
 {
 	struct handoff_page *p = h->page;
 	uint32_t seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
@@ -145,7 +141,7 @@ _Noreturn void device_serve(struct device *d, struct handoff *h, pid_t runner, i
 		/* A stop request that lands while this process waits for the
 		 * runner is answered at the next request: the runner is the
 		 * one to end the VM. */
-		if (!next_request(d, h, &rq))
+		if (!device_next_request(d, h, &rq))
 			continue;
 		/* The changes first, FINISH's too: --dump-shared must see every
 		 * page shared. */

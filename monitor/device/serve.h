@@ -26,4 +26,11 @@
 _Noreturn void device_serve(struct device *d, struct handoff *h, pid_t runner, int maps_sock,
 			    bool no_sandbox);
 
+/* The device process's half of the hand-off (handoff/handoff.h), apart
+ * for its unit test: waits for the next request and copies it once into
+ * *out. While it waits it keeps the readiness page: a channel that turns
+ * ready, or a signal, ends the wait early (false, nothing taken; the
+ * caller waits again). */
+bool device_next_request(struct device *d, struct handoff *h, struct handoff_request *out);
+
 #endif
