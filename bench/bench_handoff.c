@@ -2,7 +2,7 @@
 /*
  * The device process's wake-up, measured apart from KVM: a parent and a
  * forked child ping-pong a sequence number through one shared page, woken
- * by a futex on the number (what monitor/process/split.c does) or by an
+ * by a futex on the number (what monitor/handoff/handoff.c does) or by an
  * eventfd each way (the alternative). Prints the round trip of each, in
  * ns, and their ratio: the figure the choice was made on.
  *   bench_handoff [ROUNDS]

@@ -291,23 +291,32 @@ def guest_pages_in_smaps(text, mem_bytes):
 # phase into the one before and is reported as such. {mem} is replaced by
 # the guest memory size in bytes.
 EXEC = "exec, loader (Solo5: dynamic; cloak: static-pie, none), libc start-up"
+# The phases that start at the same call in both monitors, each written once:
+# the breakdown lines the monitors' columns up by a phase's name.
+AT_EXEC = (EXEC, "at", r"^execve\(")
+KVM_OPEN = ("KVM: open /dev/kvm, create VM", "at", r'^openat\(.*"/dev/kvm"')
+MEMSLOT = ("memslot (KVM_SET_USER_MEMORY_REGION)", "at", r"KVM_SET_USER_MEMORY_REGION")
+VCPU = ("vCPU: create, map its run structure", "at", r"KVM_CREATE_VCPU")
+CPUID = ("CPUID: KVM_GET_SUPPORTED_CPUID, filter, KVM_SET_CPUID2", "at", r"KVM_GET_SUPPORTED_CPUID")
+GUEST_RUN = ("guest run: runtime start-up and calls (KVM_RUN and exits)", "at", r"KVM_RUN")
+
 CLOAK_PHASES = [
-    (EXEC, "at", r"^execve\("),
+    AT_EXEC,
     ("options, signal handlers", "at", r"^fcntl\(0, F_GETFD"),
     ("guest image read and check", "at", r"^openat\(.*O_NONBLOCK"),
-    ("KVM: open /dev/kvm, create VM", "at", r'^openat\(.*"/dev/kvm"'),
+    KVM_OPEN,
     ("guest memory backend: choice, creation, memlock and capability checks, mapping",
      "at", r"^(memfd_secret|memfd_create)\(|KVM_CREATE_GUEST_MEMFD"),
     ("start-up probe: GUP refusal (process_vm_readv)", "at", r"^process_vm_readv\("),
     ("ELF load into guest memory (page faults)", "after", r"^process_vm_readv\("),
-    ("memslot (KVM_SET_USER_MEMORY_REGION)", "at", r"KVM_SET_USER_MEMORY_REGION"),
-    ("vCPU: create, map its run structure", "at", r"KVM_CREATE_VCPU"),
-    ("CPUID: KVM_GET_SUPPORTED_CPUID, filter, KVM_SET_CPUID2", "at", r"KVM_GET_SUPPORTED_CPUID"),
+    MEMSLOT,
+    VCPU,
+    CPUID,
     ("page tables, GDT, TSS (page faults)", "after", r"KVM_SET_CPUID2"),
     ("registers, TSC frequency", "at", r"KVM_GET_SREGS"),
     ("boot info, devices, console, watchdog", "after", r"KVM_GET_TSC_KHZ"),
     ("sandbox: libseccomp probes, filter build, load", "at", r"^(seccomp|prctl\(PR_SET_NO_NEW_PRIVS)"),
-    ("guest run: runtime start-up and calls (KVM_RUN and exits)", "at", r"KVM_RUN"),
+    GUEST_RUN,
     ("teardown: close vCPU and VM", "after-last", r"KVM_RUN"),
     ("wipe of guest memory (PAGEMAP_SCAN, pagemap, SEEK_DATA or cachestat)", "at",
      r"^ioctl\(\d+, (PAGEMAP_SCAN|_IOC\(_IOC_READ\|_IOC_WRITE, 0x66, 0x10)|^(pread64|lseek|cachestat|syscall_0x1c3)\("),
@@ -315,23 +324,23 @@ CLOAK_PHASES = [
 ]
 
 SOLO5_PHASES = [
-    (EXEC, "at", r"^execve\("),
+    AT_EXEC,
     ("options, guest image read and check", "after", r"^munmap\("),
-    ("KVM: open /dev/kvm, create VM", "at", r'^openat\(.*"/dev/kvm"'),
-    ("vCPU: create, map its run structure", "at", r"KVM_CREATE_VCPU"),
+    KVM_OPEN,
+    VCPU,
     ("guest memory backend: choice, creation, memlock and capability checks, mapping",
      "at", r"^mmap\(NULL, {mem},"),
-    ("memslot (KVM_SET_USER_MEMORY_REGION)", "at", r"KVM_SET_USER_MEMORY_REGION"),
+    MEMSLOT,
     ("ELF load into guest memory (page faults)", "after", r"KVM_SET_USER_MEMORY_REGION"),
-    ("CPUID: KVM_GET_SUPPORTED_CPUID, filter, KVM_SET_CPUID2", "at", r"KVM_GET_SUPPORTED_CPUID"),
+    CPUID,
     ("registers, TSC frequency", "after", r"KVM_SET_CPUID2"),
     ("boot info, devices, console, watchdog", "at", r"^epoll_create1\("),
     ("sandbox: libseccomp probes, filter build, load", "at", r"^(personality|seccomp)\("),
-    ("guest run: runtime start-up and calls (KVM_RUN and exits)", "at", r"KVM_RUN"),
+    GUEST_RUN,
     ("teardown at exit_group: the kernel frees VM and memory", "at", r"^exit_group\("),
 ]
 
-TRUE_PHASES = [(EXEC, "at", r"^execve\(")]
+TRUE_PHASES = [AT_EXEC]
 
 LINE = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(.*?)(?:\s+<(\d+\.\d+)>)?$")
 

@@ -9,7 +9,7 @@ $(O)/bench/bench_guestmem: bench/bench_guestmem.c $(O)/monitor/libmonitor.a
 BENCH_GUESTS := $(patsubst bench/guests/%.c,$(O)/bench/guests/%.elf,$(wildcard bench/guests/*.c))
 $(foreach g,$(BENCH_GUESTS),$(eval $(call guest_elf,$(g),$(patsubst $(O)/bench/guests/%.elf,$(O)/guest/bench/guests/%.o,$(g)))))
 
-# The device process's wake-up, futex against eventfd (monitor/process/split.c).
+# The device process's wake-up, futex against eventfd (monitor/handoff/handoff.c).
 $(O)/bench/bench_handoff: bench/bench_handoff.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $<

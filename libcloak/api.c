@@ -21,6 +21,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* What the public calls return for an argument they refuse. */
+static int invalid_argument(void)
+{
+	errno = EINVAL;
+	return -1;
+}
+
 static inline bool guard_all(void)
 {
 	return CFG_LOAD(debug) & CLOAK_SECRET_DEBUG_GUARD_ALL;
@@ -220,60 +227,49 @@ void *cloak_secret_realloc(void *p, size_t size)
 int cloak_secret_protect(void *p, int mode)
 {
 	if (!p || (mode != CLOAK_SECRET_NOACCESS && mode != CLOAK_SECRET_READONLY &&
-	           mode != CLOAK_SECRET_READWRITE)) {
-		errno = EINVAL;
-		return -1;
-	}
-	struct secret_map *m = backend_lookup(p);
-	if (!m || m == &backend_dropped || m->kind != MAP_KIND_MAPPED) {
+	           mode != CLOAK_SECRET_READWRITE))
+		return invalid_argument();
+	if (!backend_owner(p, MAP_KIND_MAPPED)) {
 		set_last_error("cloak_secret_protect(%p): not a guarded allocation (pooled secrets "
 		               "share pages; use cloak_secret_alloc_guarded)", p);
-		errno = EINVAL;
-		return -1;
+		return invalid_argument();
 	}
 	return mapped_protect(p, mode);
 }
 
+/* A cloak_secret_set_* call: `value` goes into `*setting` if `valid`, after
+ * the library has read its environment, so that the call has the last word. */
+static int set_setting(int *setting, int value, bool valid)
+{
+	if (!valid)
+		return invalid_argument();
+	cloak_init();
+	__atomic_store_n(setting, value, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int cloak_secret_set_policy(int policy)
 {
-	if (policy != CLOAK_SECRET_POLICY_SECRETMEM_ONLY &&
-	    policy != CLOAK_SECRET_POLICY_ALLOW_MLOCK_FALLBACK) {
-		errno = EINVAL;
-		return -1;
-	}
-	cloak_init();
-	CFG_STORE(policy, policy);
-	return 0;
+	return set_setting(&cloak_cfg.policy, policy,
+	                   policy == CLOAK_SECRET_POLICY_SECRETMEM_ONLY ||
+	                   policy == CLOAK_SECRET_POLICY_ALLOW_MLOCK_FALLBACK);
 }
 
 int cloak_secret_set_debug(int flags)
 {
-	if (flags & ~CLOAK_SECRET_DEBUG_GUARD_ALL) {
-		errno = EINVAL;
-		return -1;
-	}
-	cloak_init();
-	CFG_STORE(debug, flags);
-	return 0;
+	return set_setting(&cloak_cfg.debug, flags, !(flags & ~CLOAK_SECRET_DEBUG_GUARD_ALL));
 }
 
 int cloak_secret_set_fork(int mode)
 {
-	if (mode != CLOAK_SECRET_FORK_DROP && mode != CLOAK_SECRET_FORK_COPY) {
-		errno = EINVAL;
-		return -1;
-	}
-	cloak_init();
-	CFG_STORE(fork_mode, mode);
-	return 0;
+	return set_setting(&cloak_cfg.fork_mode, mode,
+	                   mode == CLOAK_SECRET_FORK_DROP || mode == CLOAK_SECRET_FORK_COPY);
 }
 
 int cloak_secret_info(struct cloak_secret_info *out)
 {
-	if (!out) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!out)
+		return invalid_argument();
 	cloak_init();
 	memset(out, 0, sizeof *out);
 	out->backend = backend_current();
@@ -305,10 +301,8 @@ int cloak_secret_info(struct cloak_secret_info *out)
 
 int cloak_secret_stats(struct cloak_secret_stats *out)
 {
-	if (!out) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!out)
+		return invalid_argument();
 	cloak_init();
 	stats_collect(out);
 	return 0;

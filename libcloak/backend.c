@@ -245,10 +245,7 @@ struct secret_map *backend_map(size_t len, size_t lead, bool guard, enum map_kin
 		errno = ENOMEM;
 		return NULL;
 	}
-	m->next = maps;
-	if (maps)
-		maps->prev = m;
-	maps = m;
+	DLIST_PUSH(maps, m);
 	__atomic_store_n(&mapped_bytes, mapped_bytes + len, __ATOMIC_RELAXED);
 	__atomic_store_n(&map_count, map_count + 1, __ATOMIC_RELAXED);
 	if (backend == CLOAK_SECRET_BACKEND_SECRETMEM)
@@ -273,12 +270,7 @@ void backend_unmap(struct secret_map *m)
 {
 	pthread_mutex_lock(&backend_mutex);
 	table_set(m, NULL); /* the second-level tables exist already */
-	if (m->prev)
-		m->prev->next = m->next;
-	else
-		maps = m->next;
-	if (m->next)
-		m->next->prev = m->prev;
+	DLIST_REMOVE(maps, m);
 	__atomic_store_n(&mapped_bytes, mapped_bytes - m->len, __ATOMIC_RELAXED);
 	__atomic_store_n(&map_count, map_count - 1, __ATOMIC_RELAXED);
 	if (m->backend == CLOAK_SECRET_BACKEND_SECRETMEM)

@@ -68,6 +68,9 @@ int backend_protect(struct secret_map *m, int prot) CLOAK_HIDDEN;
 /* The mapping whose reservation holds p; NULL if p is not libcloak's, or
  * &backend_dropped. Lock-free. */
 static inline struct secret_map *backend_lookup(const void *p);
+/* The owner (the pool's arena or mapped.c's record) of the mapping of `kind`
+ * whose reservation holds p; NULL if p is in none of that kind. Lock-free. */
+static inline void *backend_owner(const void *p, enum map_kind kind);
 
 /* Counts for statistics and cloak_secret_info. */
 struct backend_counts {
@@ -101,6 +104,12 @@ static inline struct secret_map *backend_lookup(const void *p)
 	if (!l2)
 		return NULL;
 	return __atomic_load_n(&l2[r & (((uintptr_t)1 << TABLE_L2_BITS) - 1)], __ATOMIC_ACQUIRE);
+}
+
+static inline void *backend_owner(const void *p, enum map_kind kind)
+{
+	struct secret_map *m = backend_lookup(p); /* backend_dropped is of no kind */
+	return m && m->kind == kind ? m->owner : NULL;
 }
 
 #endif

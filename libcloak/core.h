@@ -49,6 +49,28 @@ extern struct cloak_config cloak_cfg CLOAK_HIDDEN;
 #define CFG_LOAD(field) __atomic_load_n(&cloak_cfg.field, __ATOMIC_RELAXED)
 #define CFG_STORE(field, v) __atomic_store_n(&cloak_cfg.field, (v), __ATOMIC_RELAXED)
 
+/* The doubly linked lists of every layer (the backend's mappings, mapped.c's
+ * records, the pool's arenas and runs): elements link through their `next`
+ * and `prev` fields, `head` points at the first. Call with the list's lock
+ * held. */
+#define DLIST_PUSH(head, e)                    \
+	do {                                   \
+		(e)->prev = NULL;              \
+		(e)->next = (head);            \
+		if ((e)->next)                 \
+			(e)->next->prev = (e); \
+		(head) = (e);                  \
+	} while (0)
+#define DLIST_REMOVE(head, e)                        \
+	do {                                         \
+		if ((e)->prev)                       \
+			(e)->prev->next = (e)->next; \
+		else                                 \
+			(head) = (e)->next;          \
+		if ((e)->next)                       \
+			(e)->next->prev = (e)->prev; \
+	} while (0)
+
 /* Sets the calling thread's diagnostic (printf-style); callers also set errno. */
 void set_last_error(const char *fmt, ...) CLOAK_HIDDEN __attribute__((format(printf, 1, 2)));
 /* Writes "libcloak: <message>" to stderr and aborts: for failures of the

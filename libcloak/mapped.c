@@ -62,25 +62,6 @@ static uint64_t front_canary(const char *user, size_t size)
 	return canary_value(user - CANARY_BYTES - sizeof(struct slot_header), size);
 }
 
-static void records_add(struct mapping *m)
-{
-	m->prev = NULL;
-	m->next = records;
-	if (records)
-		records->prev = m;
-	records = m;
-}
-
-static void records_remove(struct mapping *m)
-{
-	if (m->prev)
-		m->prev->next = m->next;
-	else
-		records = m->next;
-	if (m->next)
-		m->next->prev = m->prev;
-}
-
 /* The smallest cached mapping of at least len bytes and at most twice that;
  * call with map_lock held. */
 static struct mapping *cache_take(size_t len)
@@ -122,7 +103,7 @@ static struct mapping *cache_make_room(size_t len, size_t budget)
 		*oldest = NULL;
 		cache_count--;
 		cache_bytes -= m->map->len;
-		records_remove(m);
+		DLIST_REMOVE(records, m);
 		m->next_cached = evicted;
 		evicted = m;
 	}
@@ -168,7 +149,7 @@ void *mapped_alloc(size_t size, size_t align, bool mark)
 			return NULL;
 		}
 		pthread_mutex_lock(&map_lock);
-		records_add(m);
+		DLIST_PUSH(records, m);
 		pthread_mutex_unlock(&map_lock);
 	}
 	char *user = m->map->base + m->map->len - rounded;
@@ -197,11 +178,8 @@ void *mapped_alloc(size_t size, size_t align, bool mark)
 /* The live record of p; call with map_lock held. */
 static struct mapping *find_locked(const void *p)
 {
-	struct secret_map *sm = backend_lookup(p);
-	if (!sm || sm->kind != MAP_KIND_MAPPED)
-		return NULL;
-	struct mapping *m = sm->owner;
-	return m->user == p ? m : NULL;
+	struct mapping *m = backend_owner(p, MAP_KIND_MAPPED);
+	return m && m->user == p ? m : NULL;
 }
 
 static _Noreturn void not_live(const char *op, const void *p)
@@ -270,7 +248,7 @@ void mapped_free(void *p)
 		cache_count++;
 		cache_bytes += m->map->len;
 	} else {
-		records_remove(m);
+		DLIST_REMOVE(records, m);
 	}
 	pthread_mutex_unlock(&map_lock);
 	unmap_list(evicted);
@@ -353,7 +331,7 @@ static struct mapping *cache_detach(void)
 {
 	struct mapping *list = cache;
 	for (struct mapping *m = list; m; m = m->next_cached)
-		records_remove(m);
+		DLIST_REMOVE(records, m);
 	cache = NULL;
 	cache_count = cache_bytes = 0;
 	return list;

@@ -189,12 +189,7 @@ static long find_free_pages(const struct arena *a, size_t n)
 
 static void arena_unmap(struct arena *a)
 {
-	if (a->prev)
-		a->prev->next = a->next;
-	else
-		arenas = a->next;
-	if (a->next)
-		a->next->prev = a->prev;
+	DLIST_REMOVE(arenas, a);
 	STORE(arena_count, arena_count - 1);
 	STORE(arena_bytes, arena_bytes - (uint64_t)a->pages * PAGE_SIZE_BYTES);
 	backend_unmap(a->map);
@@ -219,10 +214,7 @@ static struct arena *arena_new(size_t size, size_t need)
 			a->pages = a->free_pages = (uint32_t)pages;
 			for (size_t i = 0; i < pages; i++)
 				a->free_bits[i / 64] |= 1ull << (i % 64);
-			a->next = arenas;
-			if (arenas)
-				arenas->prev = a;
-			arenas = a;
+			DLIST_PUSH(arenas, a);
 			STORE(arena_count, arena_count + 1);
 			STORE(arena_bytes, arena_bytes + size);
 			spare_arenas++; /* every page is free until the caller takes some */
@@ -324,22 +316,13 @@ static void run_retire(struct run *r)
 
 static void list_add(struct lane *l, struct run *r)
 {
-	r->prev = NULL;
-	r->next = l->runs[r->cls];
-	if (r->next)
-		r->next->prev = r;
-	l->runs[r->cls] = r;
+	DLIST_PUSH(l->runs[r->cls], r);
 	r->listed = true;
 }
 
 static void list_remove(struct lane *l, struct run *r)
 {
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		l->runs[r->cls] = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
+	DLIST_REMOVE(l->runs[r->cls], r);
 	r->next = r->prev = NULL;
 	r->listed = false;
 }
@@ -420,11 +403,8 @@ void *pool_alloc(size_t size, bool mark)
  * slot's data starts; NULL otherwise. */
 static struct run *run_of(const char *p)
 {
-	struct secret_map *m = backend_lookup(p);
-	if (!m || m->kind != MAP_KIND_ARENA)
-		return NULL;
-	struct arena *a = m->owner;
-	if (p < a->base || p >= a->base + (size_t)a->pages * PAGE_SIZE_BYTES)
+	struct arena *a = backend_owner(p, MAP_KIND_ARENA);
+	if (!a || p < a->base || p >= a->base + (size_t)a->pages * PAGE_SIZE_BYTES)
 		return NULL;
 	struct run *r = __atomic_load_n(&a->run_of_page[(size_t)(p - a->base) / PAGE_SIZE_BYTES],
 	                                __ATOMIC_ACQUIRE);

@@ -21,7 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "kvm/vm.h"
+#include "runner/runner.h"
 #include "mem/inspect.h"
 
 static const char *hook;
@@ -50,6 +50,15 @@ void test_hooks_phase(const char *name)
 {
 	if (phases_on && nphases < PHASES_MAX)
 		phases[nphases++] = (typeof(phases[0])){ name, now_ns() };
+	/* signal-at:PHASE, group-signal-at:PHASE: a stop request at the end
+	 * of that phase, to this process alone or to its process group. */
+	const char *at = hook ? strchr(hook, ':') : NULL;
+	if (at && !strcmp(at + 1, name)) {
+		if (!strncmp(hook, "signal-at:", 10))
+			raise(SIGTERM);
+		else if (!strncmp(hook, "group-signal-at:", 16))
+			kill(0, SIGTERM);
+	}
 }
 
 void test_hooks_phases_print(void)
@@ -63,8 +72,8 @@ void test_hooks_init(void)
 {
 	const char *p = getenv("CLOAK_TEST_PHASES");
 	phases_on = p && strcmp(p, "1") == 0;
-	test_hooks_phase("start");
 	hook = getenv("CLOAK_TEST_HOOK");
+	test_hooks_phase("start");
 	if (!hook || strcmp(hook, "selfscan"))
 		return;
 	/* Opened now: the sandbox forbids open later. */
@@ -130,7 +139,7 @@ static void report(const char *name, long r)
 		fprintf(stderr, "sandbox: %s ALLOWED\n", name);
 }
 
-static void sandbox_probe(struct vm *vm)
+static void sandbox_probe(struct runner *rn)
 {
 	errno = 0;
 	report("open", open("/etc/hostname", O_RDONLY));
@@ -159,13 +168,13 @@ static void sandbox_probe(struct vm *vm)
 	struct iovec l = { &b, 1 }, r = { &b, 1 };
 	report("process_vm_readv", process_vm_readv(getppid(), &l, 1, &r, 1, 0));
 	report("kill", kill(getppid(), 0));
-	report("ioctl-create-vcpu", ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, 1));
+	report("ioctl-create-vcpu", ioctl(rn->kvm.vm_fd, KVM_CREATE_VCPU, 1));
 	struct kvm_userspace_memory_region m = { .slot = 1, .guest_phys_addr = 1ull << 40,
 						 .memory_size = 4096,
 						 .userspace_addr = (uintptr_t)rw };
-	report("ioctl-memslot", ioctl(vm->kvm.vm_fd, KVM_SET_USER_MEMORY_REGION, &m));
+	report("ioctl-memslot", ioctl(rn->kvm.vm_fd, KVM_SET_USER_MEMORY_REGION, &m));
 	struct kvm_guest_debug dbg = { 0 };
-	report("ioctl-guest-debug", ioctl(vm->vcpu_fd, KVM_SET_GUEST_DEBUG, &dbg));
+	report("ioctl-guest-debug", ioctl(rn->vcpu.fd, KVM_SET_GUEST_DEBUG, &dbg));
 	void *big = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	report("mremap", big == MAP_FAILED ? -1 : (long)(intptr_t)mremap(big, 8192, 1 << 20,
 							 MREMAP_MAYMOVE));
@@ -176,10 +185,10 @@ static void sandbox_probe(struct vm *vm)
  * guest memory (the shared backend keeps one) looks at it once the monitor
  * is gone and says how many pages still hold data. Needs --no-sandbox
  * (fork) and --memory=shared (a descriptor to keep). */
-static void start_witness(struct vm *vm)
+static void start_witness(struct guestmem *gm)
 {
-	int fd = gm_inspect_dup_fd(vm->gm), p[2];
-	uint64_t size = gm_size(vm->gm);
+	int fd = gm_inspect_dup_fd(gm), p[2];
+	uint64_t size = gm_size(gm);
 	if (fd < 0 || pipe(p) != 0)
 		return;
 	if (fork() != 0) {
@@ -211,22 +220,22 @@ static void raise_fault(void)
 	*p = 1;
 }
 
-void test_hooks_on_exit(struct vm *vm)
+void test_hooks_on_exit(struct runner *r)
 {
 	if (hook && !strcmp(hook, "fault-given-up")) {
-		if (gm_gave_up(vm->gm))
+		if (gm_gave_up(r->gm))
 			raise_fault();
 		return;
 	}
 	if (done++ || !hook)
 		return;
 	if (!strcmp(hook, "sandbox-probe"))
-		sandbox_probe(vm);
+		sandbox_probe(r);
 	else if (!strcmp(hook, "fault")) {
-		start_witness(vm);
+		start_witness(r->gm);
 		raise_fault();
 	} else if (!strcmp(hook, "abort")) {
-		start_witness(vm);
+		start_witness(r->gm);
 		abort();
 	}
 }

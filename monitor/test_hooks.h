@@ -29,11 +29,17 @@
  *                   is out of shape: an unknown verdict; an end with a
  *                   status no call gives; the wrong sequence number; or
  *                   right, then followed by a reply to a request never
- *                   made (process/split.c);
+ *                   made (device/serve.c);
  *   device-keeps-private, device-keeps-unshared
  *                   the device process keeps its mapping of the private
  *                   pages at PROTECT, or of the pages the guest unshares
- *                   (mem/guestmem.c), as a compromised one would;
+ *                   (mem/device_view.c), as a compromised one would;
+ *   signal-at:PHASE, group-signal-at:PHASE
+ *                   SIGTERM at the end of the named phase (the names
+ *                   CLOAK_TEST_PHASES prints, and the device process's
+ *                   "device process entered"), to the process that reaches
+ *                   it alone or to the whole process group: a stop request
+ *                   at any moment of start-up must end the run, once;
  * CLOAK_TEST_PHASES=1 (combines with any hook): the monitor's monotonic
  * clock at the end of each phase of a run (parse, KVM open, memory create,
  * load, vCPU setup, sandbox, run, teardown: close, wipe, unmap...), printed
@@ -52,11 +58,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct vm;
+struct runner;
 
 #ifdef CLOAK_TEST_HOOKS
 void test_hooks_init(void);
-void test_hooks_on_exit(struct vm *vm);
+void test_hooks_on_exit(struct runner *r);
 void test_hooks_before_poll(void);
 bool test_hooks_give_up_anyway(void);
 void test_hooks_phase(const char *name);
@@ -74,9 +80,9 @@ bool test_hooks_device_keeps(const char *when);
 static inline void test_hooks_init(void)
 {
 }
-static inline void test_hooks_on_exit(struct vm *vm)
+static inline void test_hooks_on_exit(struct runner *r)
 {
-	(void)vm;
+	(void)r;
 }
 static inline void test_hooks_before_poll(void)
 {

@@ -54,16 +54,20 @@ static size_t chunk_size(const struct cloak_block *b, int via_bounce)
 }
 
 /* Validation the monitor repeats anyway; done here so a bad request fails
- * before any bytes move rather than after some chunks went through. */
-static int precheck(const struct cloak_block *b, uint64_t offset, size_t len)
+ * before any bytes move rather than after some chunks went through (and
+ * before a write is queued: block_cache.c). */
+int cloak_rt_block_check(const struct cloak_block *b, uint64_t offset, size_t len, int write)
 {
 	uint64_t end;
-	/* Masks, not `%`: a division is many emulated cycles on these hosts. */
+	/* Masks, not `%`: where KVM emulates guest code a division costs many
+	 * emulated cycles; where the CPU runs it, a mask costs no more. */
 	uint64_t mask = b->sector_size - 1;
 	if (!b->sector_size || (b->sector_size & mask) || len == 0 || ((len | offset) & mask))
 		return -CLOAK_EINVAL;
 	if (__builtin_add_overflow(offset, len, &end) || end > b->capacity)
 		return -CLOAK_ERANGE;
+	if (write && (b->flags & CLOAK_BLOCK_RO))
+		return -CLOAK_EROFS;
 	return 0;
 }
 
@@ -71,7 +75,7 @@ static int precheck(const struct cloak_block *b, uint64_t offset, size_t len)
 int cloak_rt_block_read_chunked(const struct cloak_block *b, uint64_t offset, void *buf,
 				size_t len)
 {
-	int r = precheck(b, offset, len);
+	int r = cloak_rt_block_check(b, offset, len, 0);
 	if (r)
 		return r;
 	int bounce = !io_reachable(buf, len);
@@ -92,11 +96,9 @@ int cloak_rt_block_read_chunked(const struct cloak_block *b, uint64_t offset, vo
 int cloak_rt_block_write_chunked(const struct cloak_block *b, uint64_t offset,
 				 const void *buf, size_t len)
 {
-	int r = precheck(b, offset, len);
+	int r = cloak_rt_block_check(b, offset, len, 1);
 	if (r)
 		return r;
-	if (b->flags & CLOAK_BLOCK_RO)
-		return -CLOAK_EROFS;
 	int bounce = !io_reachable(buf, len);
 	size_t chunk = chunk_size(b, bounce);
 	const unsigned char *p = buf;
@@ -112,13 +114,14 @@ int cloak_rt_block_write_chunked(const struct cloak_block *b, uint64_t offset,
 	return 0;
 }
 
-int cloak_block_flush(const struct cloak_block *b)
+int cloak_rt_block_flush_now(const struct cloak_block *b)
 {
 	flush_block = (struct cloak_hc_block_io){ .handle = b->handle, .op = CLOAK_BLOCK_FLUSH };
 	return (int)cloak_hypercall(CLOAK_HC_BLOCK_IO, &flush_block);
 }
 
-int cloak_block_submit(const struct cloak_block *b, struct cloak_block_req *reqs, size_t n)
+int cloak_rt_block_submit_now(const struct cloak_block *b, struct cloak_block_req *reqs,
+			      size_t n)
 {
 	int in_place = n <= SIZE_MAX / sizeof *reqs && io_reachable(reqs, n * sizeof *reqs);
 	int failed = 0;

@@ -6,3 +6,4 @@
 
 __attribute__((weak)) const int cloak_config_protect = 1;
 __attribute__((weak)) const unsigned cloak_config_bounce_pages = 64;
+__attribute__((weak)) const unsigned cloak_config_block_cache_pages = 64;

@@ -9,6 +9,7 @@
 #include "rt.h"
 
 static struct cloak_hc_exit exit_block RT_SHARED;
+void (*rt_exit_drain)(void);
 static struct cloak_hc_abort abort_block RT_SHARED;
 
 static _Noreturn void halt_forever(void)
@@ -20,6 +21,8 @@ static _Noreturn void halt_forever(void)
 _Noreturn void cloak_exit(int status)
 {
 	rt_console_flush();
+	if (rt_exit_drain)
+		rt_exit_drain();
 	exit_block.status = status;
 	cloak_hypercall(CLOAK_HC_EXIT, &exit_block);
 	halt_forever();

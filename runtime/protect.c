@@ -18,6 +18,8 @@ extern char __shared_start[], __shared_end[];
 
 unsigned char *rt_bounce;
 size_t rt_bounce_size;
+unsigned char *cloak_rt_block_cache;
+size_t cloak_rt_block_cache_size;
 uint64_t rt_protection; /* CLOAK_PROT_* flags once enabled, else 0 */
 struct cloak_rt_io_window cloak_rt_io; /* nothing reachable until rt_protect_init() */
 
@@ -55,9 +57,22 @@ void *cloak_bounce_area(size_t *size)
 void rt_protect_init(void *heap_start, void *heap_end)
 {
 	size_t npages = cloak_config_bounce_pages ? cloak_config_bounce_pages : 1;
-	rt_bounce = cloak_heap_boot(heap_start, heap_end, npages);
-	if (!rt_bounce)
+	/* The block cache comes in the same shared run, before the pool
+	 * (so that what follows the pool stays private), where the monitor
+	 * offers block devices and KVM runs guest code on the CPU: there an
+	 * exit costs as much as copying many pages. Where KVM emulates guest
+	 * code it is the other way round (block_cache.c). */
+	uint64_t want = CLOAK_CAP_BLOCK | CLOAK_CAP_NATIVE_CPU;
+	size_t cache_pages = (rt_boot->capabilities & want) == want
+				     ? cloak_config_block_cache_pages : 0;
+	unsigned char *run = cloak_heap_boot(heap_start, heap_end, npages + cache_pages);
+	if (!run)
 		cloak_abort_msg("no memory for the bounce-buffer pool");
+	if (cache_pages) {
+		cloak_rt_block_cache = run;
+		cloak_rt_block_cache_size = cache_pages * CLOAK_PAGE_SIZE;
+	}
+	rt_bounce = run + cache_pages * CLOAK_PAGE_SIZE;
 	rt_bounce_size = npages * CLOAK_PAGE_SIZE;
 	cloak_rt_io = (struct cloak_rt_io_window){ 0, UINTPTR_MAX, CLOAK_BLOCK_IO_MAX };
 	if (cloak_config_protect && cloak_protect() != 0)
@@ -71,7 +86,8 @@ int cloak_protect(void)
 	size_t call_pages = (size_t)(__shared_end - __shared_start) / CLOAK_PAGE_SIZE;
 	int r = cloak_share(__shared_start, call_pages);
 	if (!r)
-		r = cloak_share(rt_bounce, rt_bounce_size / CLOAK_PAGE_SIZE);
+		r = cloak_share(rt_bounce - cloak_rt_block_cache_size,
+				(cloak_rt_block_cache_size + rt_bounce_size) / CLOAK_PAGE_SIZE);
 	if (!r)
 		r = (int)cloak_hypercall(CLOAK_HC_PROTECT, &protect_block);
 	if (!r) {

@@ -21,5 +21,8 @@ void rt_console_flush(void);
 extern uint64_t rt_protection;
 extern unsigned char *rt_bounce;
 extern size_t rt_bounce_size;
+/* Called by cloak_exit() before the guest ends, where set: the block
+ * cache's queued writes go out (block_cache.c). */
+extern void (*rt_exit_drain)(void);
 
 #endif

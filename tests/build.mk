@@ -33,7 +33,8 @@ include $(wildcard tests/*/*.mk)
 check-mutants: all
 	tests/mutants/run-mutants --build $(O) --svm $(MUTANTS)
 
-# make lint: shellcheck over every shell script and bats file (scripts/lint).
+# make lint: shellcheck over every shell script and bats file, and the docs
+# against the tree (scripts/lint, scripts/check-docs).
 .PHONY: lint check-user check-loop
 lint:
 	scripts/lint

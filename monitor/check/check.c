@@ -145,13 +145,28 @@ static void print_summary(const struct host_facts *h, const struct summary *s)
 		printf("a default run (--mem=64M) can NOT start here: %s\n", s->runs_why);
 }
 
+/* How guest code runs here: only a usable KVM runs any, and then the CPU's
+ * flags say which kind it is. Without one, the flags only say what a KVM
+ * module could use. */
+static const char *kvm_kind_text(const struct host_facts *h)
+{
+	if (!h->kvm_ok)
+		return h->host.hw_virt ? "no KVM runs guest code here; the CPU has VMX/SVM"
+				       : "no KVM runs guest code here; the CPU has no VMX/SVM";
+	return h->host.hw_virt ? "runs guest code natively (VMX/SVM)" : "emulates guest code";
+}
+
+static const char *kvm_kind_json(const struct host_facts *h)
+{
+	return !h->kvm_ok ? "none" : h->host.hw_virt ? "hardware" : "emulating";
+}
+
 static void print_table(const struct host_facts *h, const struct backend_report *rep,
 			const struct summary *s)
 {
 	printf("cloak check: guest memory protection on this host (%s)\n", h->kernel);
 	printf("KVM: %s (%s); guest_memfd flags 0x%llx%s; memfd_secret %s\n\n",
-	       h->kvm_ok ? "usable" : h->kvm_why,
-	       h->host.hw_virt ? "runs guest code natively (VMX/SVM)" : "emulates guest code",
+	       h->kvm_ok ? "usable" : h->kvm_why, kvm_kind_text(h),
 	       (unsigned long long)h->host.guest_memfd.flags,
 	       h->host.guest_memfd.flags & CLOAK_GUEST_MEMFD_FLAG_NO_DIRECT_MAP ? ""
 										 : " (no NO_DIRECT_MAP)",
@@ -208,7 +223,7 @@ static void print_json(const struct host_facts *h, const struct backend_report *
 	json_string(h->kernel);
 	printf(",\"kvm\":%s,\"kvm_api\":%d,\"kvm_kind\":\"%s\",\"guest_memfd\":%s,"
 	       "\"guest_memfd_flags\":%llu,\"memfd_secret\":%s},",
-	       h->kvm_ok ? "true" : "false", h->kvm_api, h->host.hw_virt ? "hardware" : "emulating",
+	       h->kvm_ok ? "true" : "false", h->kvm_api, kvm_kind_json(h),
 	       h->host.guest_memfd.guest_memfd ? "true" : "false",
 	       (unsigned long long)h->host.guest_memfd.flags, h->host.secretmem ? "true" : "false");
 	printf("\"default\":{\"backend\":");

@@ -14,7 +14,7 @@
 
 #include "cloak/abi.h"
 #include "kvm/kvm_compat.h"
-#include "kvm/vm.h"
+#include "kvm/vcpu.h"
 #include "mem/give_up.h"
 #include "x86/cpu.h"
 #include "x86/pagetable.h"
@@ -59,19 +59,19 @@ static const char *exit_name(unsigned reason)
 
 /* One pass of the guest from its entry point; the caller checks the byte
  * written back (it cannot while the mapping is PROT_NONE). */
-static void run_once(struct vm *vm, struct kvm_outcome *out)
+static void run_once(struct vcpu *v, struct kvm_outcome *out)
 {
 	memset(out, 0, sizeof *out);
-	cpu_restart_at(vm->vcpu_fd, CODE_GPA);
+	cpu_restart_at(v->fd, CODE_GPA);
 	int saw_marker = 0;
 	for (int step = 0; step < 4; step++) {
-		if (ioctl(vm->vcpu_fd, KVM_RUN, 0) < 0) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			snprintf(out->what, sizeof out->what, "KVM_RUN failed: %s%s", strerror(errno),
 				 errno == EFAULT ? " (KVM cannot fault this memory in: GUP refuses it)"
 						 : "");
 			return;
 		}
-		struct kvm_run *run = vm->run;
+		struct kvm_run *run = v->run;
 		if (run->exit_reason == KVM_EXIT_IO && run->io.port == PROBE_PORT &&
 		    run->io.direction == KVM_EXIT_IO_OUT && run->io.size == 1) {
 			unsigned char b = *((const unsigned char *)run + run->io.data_offset);
@@ -103,25 +103,24 @@ static void run_once(struct vm *vm, struct kvm_outcome *out)
 static void child(enum gm_backend backend, int fd)
 {
 	struct kvm_outcome first = { 0 }, second = { 0 };
-	struct vm vm;
-	memset(&vm, 0, sizeof vm);
-	vm.vcpu_fd = -1;
-	vm.quiet = true;
+	struct kvm_host kvm;
+	struct vcpu v = { .fd = -1 };
+	struct guestmem *gm = NULL;
 	struct fail f = { 0 };
 	alarm(10);
-	if (kvm_open(&vm.kvm, &f) == 0)
-		vm.gm = gm_create(backend, KVM_PROBE_MEM, vm.kvm.vm_fd, &f);
+	if (kvm_open(&kvm, &f) == 0)
+		gm = gm_create(backend, KVM_PROBE_MEM, kvm.vm_fd, &f);
 	unsigned char mark = MARK;
-	if (vm.gm && (gm_copy_to(vm.gm, gpa(CODE_GPA), guest_code, sizeof guest_code) != GM_OK ||
-		      gm_copy_to(vm.gm, gpa(DATA_GPA), &mark, 1) != GM_OK))
+	if (gm && (gm_copy_to(gm, gpa(CODE_GPA), guest_code, sizeof guest_code) != GM_OK ||
+		      gm_copy_to(gm, gpa(DATA_GPA), &mark, 1) != GM_OK))
 		fail_set(&f, CLOAK_EXIT_INTERNAL, "cannot write the probe guest into memory");
-	else if (vm.gm) {
+	else if (gm) {
 		/* One page of code, one of data, like an image's segments. */
 		static const struct pt_range probe_image[] = {
 			{ CODE_GPA, CODE_GPA + 0x1000, false, true },
 			{ DATA_GPA & ~0xfffull, (DATA_GPA & ~0xfffull) + 0x1000, true, false },
 		};
-		vm_setup(&vm, CODE_GPA, probe_image, 2, &f);
+		vcpu_setup(&v, &kvm, gm, CODE_GPA, probe_image, 2, &f);
 	}
 	if (f.status) {
 		snprintf(first.what, sizeof first.what, "%.190s", f.msg);
@@ -129,9 +128,9 @@ static void child(enum gm_backend backend, int fd)
 			_exit(1);
 		_exit(0);
 	}
-	run_once(&vm, &first);
+	run_once(&v, &first);
 	unsigned char back = 0;
-	if (first.ok && (gm_copy_from(vm.gm, &back, gpa(DATA_GPA + 1), 1) != GM_OK ||
+	if (first.ok && (gm_copy_from(gm, &back, gpa(DATA_GPA + 1), 1) != GM_OK ||
 			 back != WRITTEN)) {
 		first.ok = 0;
 		snprintf(first.what, sizeof first.what, "the guest halted but its write did "
@@ -145,24 +144,25 @@ static void child(enum gm_backend backend, int fd)
 	 * monitor. Elsewhere the mapping is made PROT_NONE to see whether KVM
 	 * would need it. */
 	struct gm_slot slot;
-	gm_slot(vm.gm, &slot);
+	gm_slot(gm, &slot);
 	unsigned char zero = 0;
-	gm_copy_to(vm.gm, gpa(DATA_GPA + 1), &zero, 1);
-	gm_protect(vm.gm);
-	if (gm_gave_up(vm.gm)) {
-		run_once(&vm, &second);
+	gm_copy_to(gm, gpa(DATA_GPA + 1), &zero, 1);
+	gm_protect(gm);
+	if (gm_gave_up(gm)) {
+		run_once(&v, &second);
 		second.gave_up = 1;
 	} else if (mprotect((void *)(uintptr_t)slot.userspace_addr, slot.size, PROT_NONE) != 0) {
 		snprintf(second.what, sizeof second.what, "mprotect(PROT_NONE) failed: %s",
 			 strerror(errno));
 	} else {
-		run_once(&vm, &second);
+		run_once(&v, &second);
 		mprotect((void *)(uintptr_t)slot.userspace_addr, slot.size, PROT_READ | PROT_WRITE);
 	}
 	if (write(fd, &second, sizeof second) < 0)
 		_exit(1);
-	gm_destroy(vm.gm);
-	vm_close(&vm);
+	gm_destroy(gm);
+	vcpu_close(&v);
+	kvm_close(&kvm);
 	_exit(0);
 }
 

@@ -36,7 +36,6 @@
 #include "mem/inspect.h"
 #include "probe_kvm.h"
 #include "probe_split.h"
-#include "x86/cpu.h"
 #include "secretmem.h"
 
 #define PROBE_MEM (4ull << 20) /* 1024 pages: fits the default 8 MiB memlock */
@@ -85,30 +84,6 @@ bool row_claimed(enum gm_backend backend, enum check_row row, const struct guest
 	}
 }
 
-void probe_set(struct row_result *r, enum probe_verdict v, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(r->how, sizeof r->how, fmt, ap);
-	va_end(ap);
-	r->v = v;
-}
-
-const char *probe_errname(int e)
-{
-	switch (e) {
-	case 0: return "success";
-	case EFAULT: return "EFAULT";
-	case EIO: return "EIO";
-	case EPERM: return "EPERM";
-	case EACCES: return "EACCES";
-	case EINVAL: return "EINVAL";
-	case ENOMEM: return "ENOMEM";
-	case ESRCH: return "ESRCH";
-	case ENOSYS: return "ENOSYS";
-	default: return strerrorname_np(e) ? strerrorname_np(e) : "error";
-	}
-}
 
 /* The try_* helpers return the outcome of one access attempt: 0 = it went
  * through (and, for reads, returned the marker), else the errno, or -1 when

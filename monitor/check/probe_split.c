@@ -17,8 +17,10 @@
 
 #include "cloak/abi.h"
 #include "kvm/kvm_compat.h"
-#include "process/device_maps.h"
+#include "mem/device_view.h"
+#include "process/fd_pass.h"
 #include "process/sandbox.h"
+#include "runner/device_maps.h"
 
 #define SPLIT_PROBE_MEM (1ull << 20)
 #define PG CLOAK_PAGE_SIZE
@@ -33,19 +35,19 @@ static int refused(long ret)
 	return ret < 0 ? errno : 0;
 }
 
-/* The child: the device process's steps from process/split.c, then what a
+/* The child: the device process's steps (device/serve.c), then what a
  * compromised one would try. Reports on sock; never returns. */
 static _Noreturn void device_side(struct guestmem *gm, int sock)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	int copy = dup(sock); /* device_maps_send closes its socket */
-	if (copy < 0 || device_maps_send(sock) != 0)
+	int copy = dup(sock); /* fd_pass_own_maps closes its socket */
+	if (copy < 0 || fd_pass_own_maps(sock) != 0)
 		_exit(1);
 	char go;
 	if (read(copy, &go, 1) != 1)
 		_exit(1);
-	gm_become_device_side(gm);
-	gm_protect(gm); /* the device side: unmaps every private page */
+	gm_device_adopt(gm);
+	gm_device_protect(gm); /* unmaps every private page */
 	struct tried t = { 0 };
 	if (sandbox_enter_devices() == 0) {
 		t.kvm_errno = refused(syscall(SYS_openat, AT_FDCWD, "/dev/kvm", O_RDWR));
@@ -128,7 +130,10 @@ void probe_devices_apart(enum gm_backend backend, int kvm_vm_fd, struct row_resu
 	}
 	gm_inherit_on_fork(gm, false);
 	close(sv[1]);
-	int maps_fd = pid > 0 ? device_maps_receive(sv[0]) : -1;
+	int maps_fd = -1;
+	char m;
+	if (pid > 0 && fd_pass_recv(sv[0], &m, 1, &maps_fd) != 0)
+		maps_fd = -1;
 	if (pid < 0)
 		probe_set(r, PV_UNKNOWN, "could not fork a probing device process: %s", strerror(errno));
 	else if (maps_fd < 0)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * `cloak check`'s probe of the split monitor (process/split.h): a device
+ * `cloak check`'s probe of the split monitor (runner/device_link.h): a device
  * process made as a run makes it, over guest memory of one backend, and
  * the runner's check of its maps (process/device_maps.h).
  */

@@ -21,7 +21,7 @@ struct options {
 	bool backend_auto;    /* no --memory (or --memory=auto): the strongest that runs */
 	bool quiet, verbose;
 	bool no_sandbox;      /* debugging aid: skip the seccomp filter */
-	bool device_process;  /* calls and devices in a process apart (process/split.h);
+	bool device_process;  /* calls and devices in a process apart (runner/device_link.h);
 			       * off only with --no-device-isolation */
 	bool check;           /* `cloak check`: probe the host, run no guest */
 	bool json;            /* `cloak check --json` */

@@ -26,6 +26,14 @@ bool kvm_steps_over_intercepts(bool vmx, const char *nrips, char *why, size_t le
 	return false;
 }
 
+bool kvm_host_hw_virt(void)
+{
+	unsigned a, b, c, d;
+	bool vmx = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 5));
+	bool svm = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 2));
+	return vmx || svm;
+}
+
 bool kvm_steps_without_guest_reads(char *why, size_t len)
 {
 	unsigned a, b, c, d;

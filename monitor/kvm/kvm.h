@@ -25,6 +25,12 @@ struct kvm_host {
 int kvm_open(struct kvm_host *k, struct fail *f);
 void kvm_close(struct kvm_host *k);
 
+/* Whether the host CPU (as this process sees it) offers hardware
+ * virtualization (VMX or SVM): then KVM runs guest code natively and
+ * faults guest pages in with GUP; without it, the KVM seen here emulates
+ * guest code and reads guest memory through the monitor's mapping. */
+bool kvm_host_hw_virt(void);
+
 /* Whether KVM steps over the guest instructions it intercepts (cpuid,
  * hlt, rdmsr...) without reading guest memory: VMX reports each
  * instruction's length, SVM only with next-RIP save (kvm_amd's nrips

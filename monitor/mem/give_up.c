@@ -5,7 +5,6 @@
 
 #include "kvm/kvm.h"
 #include "test_hooks.h"
-#include "x86/cpu.h"
 
 bool give_up_possible(char *why, size_t len)
 {
@@ -14,7 +13,7 @@ bool give_up_possible(char *why, size_t len)
 	 * pages in from the guest_memfd itself, and needs the mapping only to
 	 * decode the instructions it intercepts, where it cannot step over
 	 * them otherwise. */
-	if (!cpu_host_hw_virt()) {
+	if (!kvm_host_hw_virt()) {
 		snprintf(why, len, "this host's KVM emulates guest code and reads guest memory "
 			 "through that mapping");
 		return false;

@@ -13,26 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend.h"
 #include "cloak/abi.h"
+#include "guestmem_impl.h"
 #include "inspect.h"
-#include "process/signals.h"
-#include "sharemap.h"
-#include "test_hooks.h"
 
-struct guestmem {
-	struct membacking mb;
-	struct sharemap shared;
-	bool protect;
-	/* The device process's copy (gm_become_device_side): PROTECT unmaps
-	 * its private pages. */
-	bool device_side;
-	/* SHARE after PROTECT takes only pages shared then (gm_fix_window). */
-	bool window_fixed;
-	bool log_refusals;
-	uint64_t refused;
-	uint64_t wiped; /* bytes wiped by gm_destroy itself (given-up memory) */
-};
+
 
 /* A hostile guest can cause refusals at will: log only the first few. */
 #define GM_LOG_MAX 16
@@ -72,8 +57,7 @@ static uint64_t window_first(void)
 	return CLOAK_GPA_MONITOR_WINDOW / CLOAK_PAGE_SIZE;
 }
 
-/* Does [first, first+count) touch the monitor window? */
-static bool touches_window(uint64_t first, uint64_t count)
+bool gm_touches_window(uint64_t first, uint64_t count)
 {
 	uint64_t w = window_first();
 	return first < w + CLOAK_MONITOR_WINDOW_PAGES && w < first + count;
@@ -101,8 +85,6 @@ static struct guestmem *create(enum gm_backend backend, uint64_t size, int kvm_v
 	/* The monitor window is shared from the start and stays so. */
 	if (size >= CLOAK_GPA_MONITOR_WINDOW + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE)
 		sharemap_set(&gm->shared, window_first(), CLOAK_MONITOR_WINDOW_PAGES);
-	/* Should the monitor itself fault, this is what its handler wipes. */
-	signals_set_emergency_wipe(gm->mb.base, gm->mb.size);
 	return gm;
 }
 
@@ -118,9 +100,8 @@ struct guestmem *gm_create_inspectable(enum gm_backend backend, uint64_t size, i
 	return create(backend, size, kvm_vm_fd, true, f);
 }
 
-/* Calls fn on each maximal run of pages whose share bit is `shared`. */
-static void for_each_run(struct guestmem *gm, bool shared,
-			 void (*fn)(struct guestmem *gm, uint64_t first, uint64_t count))
+void gm_for_each_run(struct guestmem *gm, bool shared,
+		     void (*fn)(struct guestmem *gm, uint64_t first, uint64_t count))
 {
 	uint64_t n = gm->shared.npages;
 	for (uint64_t p = 0; p < n;) {
@@ -134,9 +115,16 @@ static void for_each_run(struct guestmem *gm, bool shared,
 	}
 }
 
-static void unmap_run(struct guestmem *gm, uint64_t first, uint64_t count)
+void gm_unmap_run(struct guestmem *gm, uint64_t first, uint64_t count)
 {
 	munmap(gm->mb.base + first * CLOAK_PAGE_SIZE, count * CLOAK_PAGE_SIZE);
+}
+
+void gm_unmap_shared_in(struct guestmem *gm, uint64_t first, uint64_t count)
+{
+	for (uint64_t p = first; p < first + count; p++)
+		if (sharemap_all_set(&gm->shared, p, 1))
+			gm_unmap_run(gm, p, 1);
 }
 
 static void wipe_run(struct guestmem *gm, uint64_t first, uint64_t count)
@@ -149,11 +137,10 @@ uint64_t gm_destroy(struct guestmem *gm)
 {
 	if (!gm)
 		return 0;
-	signals_set_emergency_wipe(NULL, 0);
 	if (gm->mb.given_up) {
 		/* Only the shared pages are still mapped: wipe those here; the
 		 * private ones were the vCPU's to wipe (x86/vcpu_wipe.h). */
-		for_each_run(gm, true, wipe_run);
+		gm_for_each_run(gm, true, wipe_run);
 		munmap(gm->mb.base, gm->mb.size);
 		gm->mb.base = NULL;
 	}
@@ -176,26 +163,31 @@ void gm_protect(struct guestmem *gm)
 	if (gm->protect)
 		return;
 	gm->protect = true;
-	if (!gm->mb.can_give_up && !gm->device_side)
-		return;
-	if (gm->device_side && test_hooks_device_keeps("private"))
+	if (!gm->mb.can_give_up)
 		return;
 	/* The monitor gives up guest memory: every private page leaves its
 	 * address space and the descriptor is closed, so nothing in the
 	 * monitor can reach those pages or map them again; KVM runs the guest
 	 * from the memslot's guest_memfd binding. The shared pages stay
-	 * mapped: they are the window the monitor does I/O through. */
-	for_each_run(gm, false, unmap_run);
+	 * mapped: they are the window the monitor does I/O through. From now
+	 * on the fault handler wipes nothing (gm_emergency_wipe): the vCPU
+	 * wipe at an orderly exit covers private pages, gm_destroy the rest;
+	 * after a fault of the monitor no wipe runs. */
+	gm->mb.given_up = true;
+	gm_for_each_run(gm, false, gm_unmap_run);
 	if (gm->mb.fd >= 0)
 		close(gm->mb.fd);
 	gm->mb.fd = -1;
-	gm->mb.given_up = true;
-	if (gm->mb.can_give_up)
-		gm->mb.protections |= CLOAK_PROT_NO_VMM_MAP;
-	/* The fault handler could now touch unmapped pages: it wipes nothing
-	 * (the vCPU wipe at an orderly exit covers private pages, gm_destroy
-	 * the rest; after a fault of the monitor no wipe runs). */
-	signals_memory_given_up();
+	gm->mb.protections |= CLOAK_PROT_NO_VMM_MAP;
+}
+
+bool gm_emergency_wipe(void *arg)
+{
+	struct guestmem *gm = arg;
+	if (gm->mb.given_up)
+		return false;
+	explicit_bzero(gm->mb.base, gm->mb.size);
+	return true;
 }
 
 bool gm_gave_up(const struct guestmem *gm)
@@ -343,8 +335,7 @@ enum gm_status gm_write_fd(struct guestmem *gm, int fd, gpa_t src, uint64_t len,
 	return fd_io(gm, FD_WRITE, fd, src.v, len, 0, done);
 }
 
-/* SHARE/UNSHARE validation: aligned, non-empty, inside memory, no wrap. */
-static enum gm_status share_range(struct guestmem *gm, gpa_t g, uint64_t npages,
+enum gm_status gm_share_range(struct guestmem *gm, gpa_t g, uint64_t npages,
 				  uint64_t *first)
 {
 	uint64_t bytes, end;
@@ -363,7 +354,7 @@ static enum gm_status share_range(struct guestmem *gm, gpa_t g, uint64_t npages,
 enum gm_status gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
 {
 	uint64_t first;
-	enum gm_status s = share_range(gm, g, npages, &first);
+	enum gm_status s = gm_share_range(gm, g, npages, &first);
 	if (s != GM_OK)
 		return s;
 	if (gm->mb.given_up || (gm->window_fixed && gm->protect))
@@ -375,15 +366,13 @@ enum gm_status gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
 enum gm_status gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
 {
 	uint64_t first;
-	enum gm_status s = share_range(gm, g, npages, &first);
+	enum gm_status s = gm_share_range(gm, g, npages, &first);
 	if (s != GM_OK)
 		return s;
-	if (touches_window(first, npages))
+	if (gm_touches_window(first, npages))
 		return GM_EPERM;
-	if (gm->mb.given_up && !(gm->device_side && test_hooks_device_keeps("unshared")))
-		for (uint64_t p = first; p < first + npages; p++)
-			if (sharemap_all_set(&gm->shared, p, 1))
-				unmap_run(gm, p, 1);
+	if (gm->mb.given_up)
+		gm_unmap_shared_in(gm, first, npages);
 	sharemap_clear(&gm->shared, first, npages);
 	return GM_OK;
 }
@@ -418,21 +407,6 @@ void gm_inherit_on_fork(struct guestmem *gm, bool on)
 {
 	if (gm->mb.base)
 		madvise(gm->mb.base, gm->mb.size, on ? MADV_DOFORK : MADV_DONTFORK);
-}
-
-void gm_become_device_side(struct guestmem *gm)
-{
-	/* Only the mapping inherited from the runner stays: no descriptor to
-	 * map a page again, no page table to read, nothing to wipe here (the
-	 * runner wipes; a fault here must not zero the guest's memory). */
-	int *fds[] = { &gm->mb.fd, &gm->mb.pagemap_fd };
-	for (unsigned i = 0; i < sizeof fds / sizeof fds[0]; i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
-	gm->device_side = true;
-	signals_set_emergency_wipe(NULL, 0);
 }
 
 void gm_inspect_force_give_up(struct guestmem *gm)

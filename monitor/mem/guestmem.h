@@ -128,17 +128,19 @@ enum gm_status gm_share(struct guestmem *gm, gpa_t gpa, uint64_t npages);
 enum gm_status gm_unshare(struct guestmem *gm, gpa_t gpa, uint64_t npages);
 bool gm_is_shared(const struct guestmem *gm, gpa_t gpa, uint64_t len);
 
-/* The split into a vCPU runner and a device process (process/split.h).
- * gm_fix_window: from PROTECT on, SHARE takes only pages shared then (in
- * both processes, so their views agree), and PROTECT reports
- * CLOAK_PROT_DEVICES_APART. gm_inherit_on_fork: whether a fork's child
- * inherits the mapping (normally not). gm_become_device_side: in the
- * child, drop every descriptor of guest memory and keep only the inherited
- * mapping, of which PROTECT unmaps every private page and UNSHARE each
- * unshared one. */
+/* The split into a vCPU runner and a device process (docs/design.md, "Two
+ * processes"). gm_fix_window: from PROTECT on, SHARE takes only pages
+ * shared then, and PROTECT reports CLOAK_PROT_DEVICES_APART.
+ * gm_inherit_on_fork: whether a fork's child inherits the mapping
+ * (normally not). The device process's side is device_view.h. */
 void gm_fix_window(struct guestmem *gm);
 void gm_inherit_on_fork(struct guestmem *gm, bool on);
-void gm_become_device_side(struct guestmem *gm);
+
+/* For the fault handler (process/signals.h), async-signal-safe: zeroes
+ * all of guest memory and returns true, or returns false where the
+ * monitor gave it up (it maps no private page to zero; the kernel frees
+ * those unwiped, as after SIGKILL). `arg` is the struct guestmem. */
+bool gm_emergency_wipe(void *arg);
 
 /* Counters (for --verbose and tests). */
 uint64_t gm_refused(const struct guestmem *gm);

@@ -2,20 +2,20 @@
 /* The automatic backend; see select.h. */
 #include "select.h"
 
+#include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
 #include "secretmem.h"
-#include "x86/cpu.h"
 
 void gm_host_probe(int vm_fd, struct gm_host *h)
 {
-	h->hw_virt = cpu_host_hw_virt();
+	h->hw_virt = kvm_host_hw_virt();
 	h->secretmem = secretmem_supported();
 	guest_memfd_probe(vm_fd, &h->guest_memfd);
 }
 
 void gm_host_probe_for_choice(int vm_fd, struct gm_host *h)
 {
-	h->hw_virt = cpu_host_hw_virt();
+	h->hw_virt = kvm_host_hw_virt();
 	h->secretmem = !h->hw_virt && secretmem_supported();
 	guest_memfd_probe(vm_fd, &h->guest_memfd);
 }

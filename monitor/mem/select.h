@@ -21,7 +21,7 @@
 #include "guestmem.h"
 
 struct gm_host {
-	bool hw_virt;   /* KVM runs guest code natively (x86/cpu.h) */
+	bool hw_virt;   /* KVM runs guest code natively (kvm/kvm.h) */
 	bool secretmem; /* memfd_secret works */
 	struct guest_memfd_caps guest_memfd;
 };

@@ -3,6 +3,7 @@
 #include "fd_pass.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -63,4 +64,14 @@ int fd_pass_recv(int sock, void *data, size_t len, int *fd)
 		return -1;
 	}
 	return 0;
+}
+
+int fd_pass_own_maps(int sock)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int r = fd >= 0 ? fd_pass_send(sock, "m", 1, fd) : -1;
+	if (fd >= 0)
+		close(fd);
+	close(sock);
+	return r;
 }

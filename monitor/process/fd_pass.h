@@ -2,7 +2,7 @@
 /*
  * One descriptor passed with a small message over a Unix socket
  * (SCM_RIGHTS): the path broker's answers (process/broker.c) and the
- * device process's maps for the runner (process/device_maps.c).
+ * device process's maps for the runner (fd_pass_own_maps).
  */
 #ifndef CLOAK_PROCESS_FD_PASS_H
 #define CLOAK_PROCESS_FD_PASS_H
@@ -16,5 +16,11 @@ int fd_pass_send(int sock, const void *data, size_t len, int fd);
  * with them (close-on-exec), or -1 if none did. 0, or -1 with errno
  * (EPIPE: the peer left or sent another size). */
 int fd_pass_recv(int sock, void *data, size_t len, int *fd);
+
+/* The device process, first thing after the fork, before it reads any
+ * input: its own /proc/self/maps, for the runner's check of what it maps
+ * (runner/device_maps.h; neither process is dumpable, so the runner could
+ * not open it). Closes sock. 0, or -1. */
+int fd_pass_own_maps(int sock);
 
 #endif

@@ -18,7 +18,7 @@ int sandbox_enter(struct fail *f);
 
 /* The path broker's own, smaller allowlist (process/broker.h). */
 int sandbox_enter_broker(void);
-/* The split monitor (process/split.h). The runner's: the run loop's KVM
+/* The split monitor (runner/device_link.h). The runner's: the run loop's KVM
  * ioctls, the hand-off, the wipe and exit; no socket, no file I/O but
  * stderr and the wipe's page table. The device process's: the monitor's
  * without any ioctl, and mmap of no descriptor (anonymous memory only). */

@@ -28,14 +28,14 @@ struct allow {
 static const struct allow process_allow[] = {
 	{ SCMP_SYS(rt_sigreturn), "process/signals.c: return from a stop-request handler" },
 	{ SCMP_SYS(rt_sigprocmask), "process/signals.c: stop requests blocked around a sleep" },
-	{ SCMP_SYS(clock_gettime), "calls/core.c: WALLTIME, x86/vcpu_wipe.c: deadline (vDSO fallback)" },
-	{ SCMP_SYS(read), "devices/channel.c: channel reads; mem/wipe.c: pagemap" },
-	{ SCMP_SYS(write), "calls/core.c: CONSOLE; channel writes; diagnostics on stderr" },
-	{ SCMP_SYS(pread64), "devices/block.c: block reads; mem/wipe.c: /proc/self/pagemap" },
+	{ SCMP_SYS(clock_gettime), "runner/calls.c: WALLTIME, x86/vcpu_wipe.c: deadline (vDSO fallback)" },
+	{ SCMP_SYS(read), "device/channel.c: channel reads; mem/wipe.c: pagemap" },
+	{ SCMP_SYS(write), "device/call_console.c: CONSOLE; channel writes; diagnostics on stderr" },
+	{ SCMP_SYS(pread64), "device/block.c: block reads; mem/wipe.c: /proc/self/pagemap" },
 	{ SCMP_SYS(lseek), "mem/wipe.c: a memfd's data ranges (SEEK_DATA/SEEK_HOLE)" },
 	{ SCMP_SYS(newfstatat), "stdio: the first write to a stream sizes its buffer" },
 	{ SCMP_SYS(fstat), "stdio: the first write to a stream sizes its buffer" },
-	{ SCMP_SYS(close), "devices: dropped connections; release at exit" },
+	{ SCMP_SYS(close), "device/: dropped connections; release at exit" },
 	{ SCMP_SYS(brk), "malloc" },
 	{ SCMP_SYS(munmap), "malloc; mem/: giving memory up, release of guest memory" },
 	{ SCMP_SYS(madvise), "free: trimming the heap" },
@@ -47,15 +47,21 @@ static const struct allow process_allow[] = {
 	{ SCMP_SYS(tgkill), "abort() and sanitizer reports" },
 };
 
+/* The calls the runner answers itself (runner/calls.c): the single
+ * monitor's and the runner's. */
+static const struct allow runner_calls_allow[] = {
+	{ SCMP_SYS(getrandom), "runner/calls.c: RANDOM" },
+};
+
 /* The calls and devices: the single monitor's and the device process's. */
 static const struct allow devices_allow[] = {
-	{ SCMP_SYS(ppoll), "devices/waitset.c: POLL without devices sleeps" },
-	{ SCMP_SYS(epoll_pwait2), "devices/waitset.c: POLL waits for channels" },
-	{ SCMP_SYS(epoll_ctl), "devices/waitset.c: the channels to wait for" },
-	{ SCMP_SYS(getrandom), "calls/core.c: RANDOM" },
-	{ SCMP_SYS(pwrite64), "devices/block.c: block writes" },
-	{ SCMP_SYS(fdatasync), "devices/block.c: FLUSH" },
-	{ SCMP_SYS(accept4), "devices/channel.c: a listen: channel's next peer" },
+	{ SCMP_SYS(ppoll), "device/waitset.c: POLL without devices sleeps; the device "
+			     "process's idle wait and its readiness page" },
+	{ SCMP_SYS(epoll_pwait2), "device/waitset.c: POLL waits for channels" },
+	{ SCMP_SYS(epoll_ctl), "device/waitset.c: the channels to wait for" },
+	{ SCMP_SYS(pwrite64), "device/block.c: block writes" },
+	{ SCMP_SYS(fdatasync), "device/block.c: FLUSH" },
+	{ SCMP_SYS(accept4), "device/channel.c: a listen: channel's next peer" },
 	{ SCMP_SYS(sendto), "process/broker.c: asking the broker to connect" },
 	{ SCMP_SYS(recvmsg), "process/broker.c: the broker's answer and descriptor" },
 };
@@ -65,8 +71,8 @@ static const struct allow devices_allow[] = {
  * could stretch a mapping of shared guest pages over the private ones the
  * monitor gave up (realloc copies instead). */
 static const unsigned long kvm_requests[] = {
-	KVM_RUN,         /* kvm/run.c, x86/vcpu_wipe.c */
-	KVM_GET_REGS,    /* kvm/vm.c: rip for diagnostics */
+	KVM_RUN,         /* runner/run.c, x86/vcpu_wipe.c */
+	KVM_GET_REGS,    /* kvm/vcpu.c: rip for diagnostics */
 	KVM_GET_SREGS,   /* x86/vcpu_wipe.c */
 	KVM_SET_SREGS,   /* x86/vcpu_wipe.c */
 	KVM_SET_REGS,    /* x86/vcpu_wipe.c */
@@ -89,23 +95,23 @@ static const struct allow broker_allow[] = {
 				 "does not return (serve(): _exit)" },
 };
 
-/* The split monitor's runner (process/split.h): no socket, no channel or
- * block I/O, no console; the hand-off is a futex on a shared page. */
+/* The split monitor's runner (runner/device_link.h): no socket, no channel
+ * or block I/O, no console; the hand-off is a futex on a shared page. */
 static const struct allow runner_allow[] = {
-	{ SCMP_SYS(futex), "process/split.c: the hand-off's wake-ups" },
-	{ SCMP_SYS(wait4), "process/split.c: is the device process still there?" },
-	{ SCMP_SYS(pidfd_send_signal), "process/split.c: cut the device process's sleep, "
+	{ SCMP_SYS(futex), "handoff/handoff.c: the hand-off's wake-ups" },
+	{ SCMP_SYS(wait4), "runner/device_link.c: is the device process still there?" },
+	{ SCMP_SYS(pidfd_send_signal), "runner/device_link.c: cut the device process's sleep, "
 					"or end it (it holds a pidfd of no other)" },
-	{ SCMP_SYS(ppoll), "process/split.c: waiting on the pidfd for the device process's exit" },
-	{ SCMP_SYS(nanosleep), "process/split.c: waiting for the device process to finish" },
-	{ SCMP_SYS(clock_nanosleep), "process/split.c: the same, through nanosleep()" },
+	{ SCMP_SYS(ppoll), "runner/device_link.c: waiting on the pidfd for the device process's exit" },
+	{ SCMP_SYS(nanosleep), "runner/device_link.c: waiting for the device process to finish" },
+	{ SCMP_SYS(clock_nanosleep), "runner/device_link.c: the same, through nanosleep()" },
 };
 
 /* The split monitor's device process: every call but the KVM ones. */
 static const struct allow devices_extra[] = {
-	{ SCMP_SYS(futex), "process/split.c: the hand-off's wake-ups" },
+	{ SCMP_SYS(futex), "handoff/handoff.c: the hand-off's wake-ups" },
 	{ SCMP_SYS(sigaltstack), "sanitizer builds: ASan unpoisons stacks before a call that "
-				 "does not return (process/split.c: device_finish, _exit)" },
+				 "does not return (device/serve.c: finish, _exit)" },
 };
 
 static int add_all(scmp_filter_ctx ctx, const struct allow *a, size_t n)
@@ -145,6 +151,8 @@ int sandbox_rules_monitor(scmp_filter_ctx ctx)
 {
 	int r = ADD_ALL(ctx, process_allow);
 	if (r == 0)
+		r = ADD_ALL(ctx, runner_calls_allow);
+	if (r == 0)
 		r = ADD_ALL(ctx, devices_allow);
 	if (r == 0)
 		r = allow_kvm_requests(ctx);
@@ -154,6 +162,8 @@ int sandbox_rules_monitor(scmp_filter_ctx ctx)
 int sandbox_rules_runner(scmp_filter_ctx ctx)
 {
 	int r = ADD_ALL(ctx, process_allow);
+	if (r == 0)
+		r = ADD_ALL(ctx, runner_calls_allow);
 	if (r == 0)
 		r = ADD_ALL(ctx, runner_allow);
 	if (r == 0)

@@ -11,7 +11,7 @@
 
 int sandbox_rules_monitor(scmp_filter_ctx ctx);
 int sandbox_rules_broker(scmp_filter_ctx ctx);
-/* The split monitor's two (process/split.h). */
+/* The split monitor's two (runner/device_link.h). */
 int sandbox_rules_runner(scmp_filter_ctx ctx);
 int sandbox_rules_devices(scmp_filter_ctx ctx);
 

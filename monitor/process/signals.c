@@ -17,9 +17,8 @@ static volatile sig_atomic_t stop_signal;
 static bool watchdog_armed;
 static sigset_t requests;  /* the stop requests */
 static sigset_t wait_mask; /* the mask to sleep with: requests unblocked */
-static void *volatile wipe_base;
-static volatile uint64_t wipe_len;
-static volatile sig_atomic_t memory_given_up;
+static bool (*volatile fault_wipe)(void *);
+static void *volatile fault_wipe_arg;
 static volatile sig_atomic_t in_fault; /* a fault inside the fault handler */
 
 /* Signals whose default action ends the process and that arrive from
@@ -74,12 +73,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	static const char given_up[] = "cloak: internal error: the monitor faulted; it no longer "
 				       "maps private guest memory, which the kernel frees at exit "
 				       "unwiped; exiting\n";
-	void *b = wipe_base;
-	uint64_t n = wipe_len;
-	if (b && n)
-		explicit_bzero(b, n);
-	ssize_t w = memory_given_up ? write(STDERR_FILENO, given_up, sizeof given_up - 1)
-				    : write(STDERR_FILENO, wiped, sizeof wiped - 1);
+	bool (*wipe)(void *) = fault_wipe;
+	bool gave_up = wipe && !wipe(fault_wipe_arg);
+	ssize_t w = gave_up ? write(STDERR_FILENO, given_up, sizeof given_up - 1)
+			    : write(STDERR_FILENO, wiped, sizeof wiped - 1);
 	(void)w;
 	_exit(CLOAK_EXIT_INTERNAL);
 }
@@ -178,16 +175,9 @@ int signals_stop_signal(void)
 	return stop_signal;
 }
 
-void signals_set_emergency_wipe(void *base, uint64_t len)
+void signals_set_fault_wipe(bool (*wipe)(void *arg), void *arg)
 {
-	wipe_len = 0;
-	wipe_base = base;
-	wipe_len = base ? len : 0;
-}
-
-void signals_memory_given_up(void)
-{
-	wipe_len = 0;
-	wipe_base = NULL;
-	memory_given_up = 1;
+	fault_wipe = NULL;
+	fault_wipe_arg = arg;
+	fault_wipe = wipe;
 }

@@ -46,11 +46,11 @@ bool signals_watchdog_fired(void);
 /* The termination signal that arrived (not the watchdog), or 0. */
 int signals_stop_signal(void);
 
-/* What to wipe if the monitor itself faults: [base, base+len), mapped and
- * writable, or len 0 for nothing. Only mem/ calls this. */
-void signals_set_emergency_wipe(void *base, uint64_t len);
-/* The monitor gave private guest memory up: a fault wipes nothing and
- * says that the kernel frees that memory unwiped. Only mem/ calls this. */
-void signals_memory_given_up(void);
+/* What the fault handler calls before it exits: wipe(arg), which must be
+ * async-signal-safe and return false when it had nothing of the guest's
+ * to wipe because the monitor gave that memory up (the handler then says
+ * so). NULL: nothing (the device process, whose memory the runner
+ * wipes). */
+void signals_set_fault_wipe(bool (*wipe)(void *arg), void *arg);
 
 #endif

@@ -2,7 +2,6 @@
 /* The vCPU's entry state; see cpu.h. */
 #include "cpu.h"
 
-#include <cpuid.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,14 +53,6 @@ static const struct cpuid_keep keep[] = {
 	/* physical and linear address sizes */
 	{ 0x80000008u, 0xffffu, 0, 0, 0 },
 };
-
-bool cpu_host_hw_virt(void)
-{
-	unsigned a, b, c, d;
-	bool vmx = __get_cpuid(1, &a, &b, &c, &d) && (c & BIT(5));
-	bool svm = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & BIT(2));
-	return vmx || svm;
-}
 
 static const struct cpuid_keep *find_keep(uint32_t function)
 {

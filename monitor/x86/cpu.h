@@ -16,12 +16,6 @@
 
 struct kvm_cpuid2;
 
-/* Whether the host CPU (as this process sees it) offers hardware
- * virtualization (VMX or SVM): then KVM runs guest code natively and
- * faults guest pages in with GUP; without it, the KVM seen here emulates
- * guest code and reads guest memory through the monitor's mapping. */
-bool cpu_host_hw_virt(void);
-
 /* Keeps only the CPUID leaves and bits a cloak guest has use for (see
  * cpu.c): no virtualization features, no hypervisor leaves. Pure. */
 void cpu_filter_cpuid(struct kvm_cpuid2 *c);

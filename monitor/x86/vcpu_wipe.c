@@ -68,18 +68,18 @@ unsigned vcpu_wipe_plan(uint64_t mem, struct vcpu_wipe_pass out[VCPU_WIPE_PASSES
 	return n;
 }
 
-static int write_tables(struct vm *vm, uint64_t base)
+static int write_tables(struct guestmem *gm, uint64_t base)
 {
 	static uint64_t t[7][512];
 	vcpu_wipe_tables(base, t);
-	return gm_copy_to(vm->gm, gpa(W_PML4), t, sizeof t) == GM_OK ? 0 : -1;
+	return gm_copy_to(gm, gpa(W_PML4), t, sizeof t) == GM_OK ? 0 : -1;
 }
 
-static int enter(struct vm *vm, uint64_t r1, uint64_t n1, uint64_t r2, uint64_t n2)
+static int enter(struct vcpu *v, uint64_t r1, uint64_t n1, uint64_t r2, uint64_t n2)
 {
 	struct kvm_sregs s;
 	struct kvm_vcpu_events ev;
-	if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &s) < 0)
+	if (ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
 		return -1;
 	/* Long mode, flat segments, no interrupts, whatever state the guest
 	 * left (a fault, a triple fault, a halt) and no event pending. */
@@ -97,60 +97,60 @@ static int enter(struct vm *vm, uint64_t r1, uint64_t n1, uint64_t r2, uint64_t 
 	s.cr3 = W_PML4;
 	s.efer = X86_EFER_LME | X86_EFER_LMA;
 	memset(s.interrupt_bitmap, 0, sizeof s.interrupt_bitmap);
-	if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &s) < 0)
+	if (ioctl(v->fd, KVM_SET_SREGS, &s) < 0)
 		return -1;
-	if (ioctl(vm->vcpu_fd, KVM_GET_VCPU_EVENTS, &ev) == 0) {
+	if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) == 0) {
 		memset(&ev.exception, 0, sizeof ev.exception);
 		memset(&ev.interrupt, 0, sizeof ev.interrupt);
 		memset(&ev.nmi, 0, sizeof ev.nmi);
 		ev.flags = 0;
-		ioctl(vm->vcpu_fd, KVM_SET_VCPU_EVENTS, &ev);
+		ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev);
 	}
 	struct kvm_regs r = { .rip = CODE_VA, .rflags = X86_RFLAGS_RESERVED1, .rdi = r1,
 			      .rcx = n1 / 8, .r8 = r2, .r9 = n2 / 8, .rdx = WIPE_PORT };
-	return ioctl(vm->vcpu_fd, KVM_SET_REGS, &r);
+	return ioctl(v->fd, KVM_SET_REGS, &r);
 }
 
 /* Runs one pass to its `out`; a stop request on the way is ignored (this
  * is the way out already), but the pass has a deadline. */
-static int run_pass(struct vm *vm, struct fail *f)
+static int run_pass(struct vcpu *v, struct fail *f)
 {
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		if (ioctl(vm->vcpu_fd, KVM_RUN, 0) < 0) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno != EINTR && errno != EAGAIN)
 				return fail_set(f, CLOAK_EXIT_INTERNAL, "the vCPU wipe: KVM_RUN: %s",
 						strerror(errno));
-			vm->run->immediate_exit = 0;
+			v->run->immediate_exit = 0;
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (now.tv_sec - t0.tv_sec > PASS_SECONDS)
 				return fail_set(f, CLOAK_EXIT_INTERNAL, "the vCPU wipe did not finish "
 						"in %d s", PASS_SECONDS);
 			continue;
 		}
-		const struct kvm_run *run = vm->run;
+		const struct kvm_run *run = v->run;
 		if (run->exit_reason == KVM_EXIT_IO && run->io.port == WIPE_PORT)
 			return 0;
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "the vCPU wipe stopped with KVM exit %u "
 				"at rip 0x%llx", run->exit_reason,
-				(unsigned long long)vm_guest_rip(vm));
+				(unsigned long long)vcpu_rip(v));
 	}
 }
 
-int64_t vcpu_wipe(struct vm *vm, struct fail *f)
+int64_t vcpu_wipe(struct vcpu *v, struct guestmem *gm, struct fail *f)
 {
 	struct vcpu_wipe_pass pass[VCPU_WIPE_PASSES_MAX];
-	unsigned n = vcpu_wipe_plan(gm_size(vm->gm), pass);
+	unsigned n = vcpu_wipe_plan(gm_size(gm), pass);
 	uint64_t zeroed = 0;
-	if (gm_copy_to(vm->gm, gpa(W_CODE), program, sizeof program) != GM_OK)
+	if (gm_copy_to(gm, gpa(W_CODE), program, sizeof program) != GM_OK)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "the vCPU wipe: no monitor window");
 	for (unsigned i = 0; i < n; i++) {
 		const struct vcpu_wipe_pass *p = &pass[i];
-		if (write_tables(vm, p->base) || enter(vm, p->r1, p->n1, p->r2, p->n2))
+		if (write_tables(gm, p->base) || enter(v, p->r1, p->n1, p->r2, p->n2))
 			return fail_set(f, CLOAK_EXIT_INTERNAL, "the vCPU wipe: cannot set up the "
 					"vCPU: %s", strerror(errno));
-		if (run_pass(vm, f))
+		if (run_pass(v, f))
 			return -1;
 		zeroed += p->n1 + p->n2;
 	}

@@ -14,11 +14,12 @@
 #include <stdint.h>
 
 #include "fail.h"
-#include "kvm/vm.h"
+#include "kvm/vcpu.h"
+#include "mem/guestmem.h"
 
 /* Zeroes all guest memory outside the monitor window through the vCPU.
  * Returns the bytes zeroed, or -1 with the reason in *f. */
-int64_t vcpu_wipe(struct vm *vm, struct fail *f);
+int64_t vcpu_wipe(struct vcpu *v, struct guestmem *gm, struct fail *f);
 
 /* The plan, pure (unit-tested): pass i maps guest-physical [base, base +
  * VCPU_WIPE_PASS_BYTES) at virtual 0 and zeroes virtual [r1, r1+n1) and

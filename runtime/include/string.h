@@ -3,8 +3,9 @@
  * <string.h> for cloak guests.
  *
  * Bulk operations are single x86 string instructions (rep movsb, rep stosb,
- * repe cmpsb, repne scasb): under the instruction emulator these hosts run
- * guests on, one string instruction costs far less than the equivalent loop.
+ * repe cmpsb, repne scasb): where KVM emulates guest code (kvm_pvm), one
+ * string instruction costs far less than the equivalent loop; where the CPU
+ * runs guest code (VMX/SVM), they cost no more than a loop.
  */
 #ifndef CLOAK_RT_STRING_H
 #define CLOAK_RT_STRING_H

@@ -14,7 +14,6 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 static inline void copy_fwd(void *dst, const void *src, size_t n)
@@ -256,24 +255,4 @@ char *strncat(char *restrict dst, const char *restrict src, size_t n)
 	copy_fwd(end, src, len);
 	end[len] = '\0';
 	return dst;
-}
-
-char *strdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *p = malloc(n);
-	if (p)
-		copy_fwd(p, s, n);
-	return p;
-}
-
-char *strndup(const char *s, size_t n)
-{
-	size_t len = strnlen(s, n);
-	char *p = malloc(len + 1);
-	if (p) {
-		copy_fwd(p, s, len);
-		p[len] = '\0';
-	}
-	return p;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cloak/abi.h"
-#include "image/elf_load.h"
+#include "setup/elf_load.h"
 #include "mem/guestmem.h"
 
 #define FUZZ_MEM (16ull << 20)

@@ -5,7 +5,9 @@
  * fuzzer plays the guest, writing an argument block anywhere in its 64-page
  * memory (private pages too, as a guest can) and then "executing" an outl
  * with a port, access size and value of its choosing. The monitor side is
- * the real code: hc_dispatch() on a struct vm with no KVM (fds -1), over
+ * the real code: runner_call() on a runner with no KVM (fds -1) whose
+ * device calls are answered in the same process (as with
+ * --no-device-isolation), so both processes' decoders are fuzzed, over
  * memory from gm_create(), with the real device layer attached once: a
  * 64 KiB block device with 512-byte sectors ("d") and a listening channel
  * no peer connects to ("c"), so that BLOCK_INFO/BLOCK_IO validation and
@@ -30,11 +32,11 @@
 #include <unistd.h>
 
 #include "cloak/abi.h"
-#include "calls/dispatch.h"
 #include "cli/options.h"
-#include "devices/registry.h"
+#include "device/device.h"
 #include "mem/guestmem.h"
 #include "mem/inspect.h"
+#include "runner/runner.h"
 
 #define NPAGES 64u
 #define MEM (NPAGES * CLOAK_PAGE_SIZE)
@@ -65,7 +67,7 @@ static void die(const char *what)
 
 int LLVMFuzzerInitialize(int *argc, char **argv[])
 {
-	/* Console calls write(1): capture them. vm_fail's "cloak: ..." lines go
+	/* Console calls write(1): capture them. outcome_fail's "cloak: ..." lines go
 	 * through the stderr FILE: silence it (libFuzzer kept its own copy of
 	 * the pointer, and sanitizer reports write fd 2 directly). */
 	console_fd = memfd_create("console", MFD_CLOEXEC);
@@ -180,14 +182,18 @@ static void check_console(struct guestmem *gm, const unsigned char *before, unsi
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fail f = { 0 };
-	struct vm vm;
-	memset(&vm, 0, sizeof vm);
-	vm.kvm.kvm_fd = vm.kvm.vm_fd = vm.vcpu_fd = -1;
-	vm.dev = devices;
-	vm.gm = gm_create(GM_BACKEND_SHARED, MEM, -1, &f);
-	if (!vm.gm)
+	struct runner r;
+	struct device dev;
+	memset(&r, 0, sizeof r);
+	memset(&dev, 0, sizeof dev);
+	r.kvm.kvm_fd = r.kvm.vm_fd = r.vcpu.fd = -1;
+	dev.dump_fd = -1;
+	dev.dev = devices;
+	r.local = &dev;
+	r.gm = dev.gm = gm_create(GM_BACKEND_SHARED, MEM, -1, &f);
+	if (!r.gm)
 		die(f.msg);
-	int fd = gm_inspect_dup_fd(vm.gm);
+	int fd = gm_inspect_dup_fd(r.gm);
 	unsigned char *view = fd >= 0 ? mmap(NULL, MEM, PROT_READ | PROT_WRITE, MAP_SHARED,
 					      fd, 0) : MAP_FAILED;
 	if (view == MAP_FAILED)
@@ -198,7 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t nops = size / sizeof(struct op);
 	if (nops > MAX_OPS)
 		nops = MAX_OPS;
-	for (size_t i = 0; i < nops && !vm.stopped; i++) {
+	for (size_t i = 0; i < nops && !r.out.stopped && !dev.out.stopped; i++) {
 		struct op o;
 		memcpy(&o, data + i * sizeof o, sizeof o);
 		unsigned port = CLOAK_HC_PORT_BASE - 4 + o.nr % 40;
@@ -206,22 +212,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t value = block_value(&o);
 		guest_write_block(view, &o, value);
 
-		bool was_private[NPAGES], protected_before = gm_protected(vm.gm);
+		bool was_private[NPAGES], protected_before = gm_protected(r.gm);
 		for (unsigned p = 0; p < NPAGES; p++)
-			was_private[p] = page_private(vm.gm, p);
+			was_private[p] = page_private(r.gm, p);
 		memcpy(snapshot, view, MEM);
-		hc_dispatch(&vm, (uint16_t)port, width, value);
+		runner_call(&r, (uint16_t)port, width, value);
 		for (unsigned p = 0; p < NPAGES; p++) {
 			size_t off = (size_t)p * CLOAK_PAGE_SIZE;
-			if ((was_private[p] || page_private(vm.gm, p)) &&
+			if ((was_private[p] || page_private(r.gm, p)) &&
 			    memcmp(snapshot + off, view + off, CLOAK_PAGE_SIZE))
 				die("the monitor wrote into a private page");
 		}
-		check_console(vm.gm, snapshot, port, value, protected_before);
-		if (gm_shared_pages(vm.gm) > NPAGES)
+		check_console(r.gm, snapshot, port, value, protected_before);
+		if (gm_shared_pages(r.gm) > NPAGES)
 			die("more pages shared than exist");
 	}
 	munmap(view, MEM);
-	gm_destroy(vm.gm);
+	gm_destroy(r.gm);
 	return 0;
 }

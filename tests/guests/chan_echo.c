@@ -14,6 +14,12 @@
  *                        reply "got N bytes": a peer that half-closed still
  *                        gets the reply
  *   poll NAME MS         one POLL on the channel for MS ms (nobody ever sends)
+ *   poll0 NAME           zero-timeout POLLs (run with one block device): the
+ *                        channel, the block device, one that does not exist,
+ *                        no device at all; prints each result
+ *   spin NAME MS         zero-timeout POLLs in a loop until the channel is
+ *                        ready (a peer sends) or MS ms pass, then one read:
+ *                        prints "ready" and the bytes, or "not ready"
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +136,40 @@ int main(int argc, char **argv)
 		printf("polling\n");
 		int r = cloak_poll(ms * 1000000ull, cloak_chan_poll_bit(h), NULL);
 		printf("poll: %d\n", r);
+		return 0;
+	}
+	if (!strcmp(mode, "poll0")) {
+		/* Run with one block device: its handle is 0, poll bit 1. */
+		static const struct {
+			const char *what;
+			uint64_t set;
+		} q[] = { { "channel", 0 }, { "block", 1 }, { "no such block device", 2 },
+			  { "nothing", 0 } };
+		for (unsigned i = 0; i < sizeof q / sizeof q[0]; i++) {
+			uint64_t ready = 99, set = i == 0 ? cloak_chan_poll_bit(h) : q[i].set;
+			int r = cloak_poll(0, set, &ready);
+			printf("poll0 %s: %d ready=%llu\n", q[i].what, r, (unsigned long long)ready);
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "spin") && argc > 3) {
+		/* Ready first when the peer connects (a read then accepts it and
+		 * finds nothing yet), then when its bytes arrive. */
+		uint64_t end = cloak_time_ns() + strtoul(argv[3], NULL, 0) * 1000000ull;
+		long n = -CLOAK_EAGAIN;
+		while (n == -CLOAK_EAGAIN && cloak_time_ns() < end) {
+			uint64_t ready = 0;
+			if (cloak_poll(0, cloak_chan_poll_bit(h), &ready) != 0)
+				return 4;
+			if (ready & cloak_chan_poll_bit(h))
+				n = cloak_chan_read(h, buf, sizeof buf - 1, CLOAK_CHAN_NOWAIT);
+		}
+		if (n <= 0) {
+			printf("not ready: %ld\n", n);
+			return 3;
+		}
+		buf[n] = 0;
+		printf("ready: read %ld: %s\n", n, (char *)buf);
 		return 0;
 	}
 	if (!strcmp(mode, "relay") && argc > 3)

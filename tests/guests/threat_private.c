@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	bool share_it = argc > 2 && !strcmp(argv[2], "share");
 	/* "unshare": a page shared before protection and unshared after it
 	 * is private again: the secret goes there too, so no process of the
-	 * host may still map it (process/device_maps.h). */
+	 * host may still map it (runner/device_maps.h). */
 	bool unshare_it = argc > 2 && !strcmp(argv[2], "unshare");
 	int64_t shared = share_it || unshare_it ? cloak_share(shared_copy, 1) : 0;
 	if (cloak_protect() != 0)

@@ -3,7 +3,7 @@
 # Malformed guest images: cloak must refuse each one with exit status 250
 # (CLOAK_EXIT_BADIMAGE) and a single line naming the fault. The images are
 # written by mkbadelf (tests/unit/mkbadelf.c) from examples/hello, one file
-# per case; the expected reasons come from monitor/image/elf_load.c.
+# per case; the expected reasons come from monitor/setup/elf_load.c.
 #
 # Needs the build (cloak, mkbadelf, hello.elf) and /dev/kvm: without them
 # each test is skipped with the reason, or fails when CLOAK_REQUIRE_KVM=1.

@@ -52,18 +52,26 @@ def recv_exact(s, n):
     return bytes(b)
 '
 
+# echo_with_peer GUEST-ARGS... PEER: chan_echo.elf run with GUEST-ARGS and
+# a channel c listening at $TMP/c.sock, and against it PEER, a Python script
+# run after $CONNECT with the socket's path in sys.argv[1]; fails unless
+# both end well. The guest's output in $output.
+echo_with_peer() {
+	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" "${@:1:$#-1}"
+	py "$CONNECT${!#}" "$TMP/c.sock"
+	finish_guest
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
 @test "echo: 1 MiB of random bytes comes back intact; a peer that leaves is EPIPE for the guest" {
 	need_kvm
-	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" echo c
-	py "$CONNECT"'
+	echo_with_peer echo c '
 import os, threading
 s = connect(sys.argv[1]); data = os.urandom(1 << 20); got = []
 t = threading.Thread(target=lambda: got.append(recv_exact(s, len(data)))); t.start()
 s.sendall(data); t.join()
 assert got[0] == data, "echo differs"
-s.close()' "$TMP/c.sock"
-	finish_guest
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+s.close()'
 	[[ "$output" == *"echoed 1048576 bytes, then -10"* ]]
 }
 
@@ -126,21 +134,17 @@ assert p.returncode == 0 and "echoed 12 bytes, then -10" in out, out' "$TMP/l.so
 
 @test "backpressure guest to host: a slow reader gets all 4 MiB in order" {
 	need_kvm
-	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" source c 4194304
-	py "$CONNECT"'
+	echo_with_peer source c 4194304 '
 s = connect(sys.argv[1]); time.sleep(1.0)  # the guest fills the socket and must wait
 data = recv_exact(s, 4194304)
 want = bytes(range(256)) * (len(data) // 256)
-assert data == want, "stream corrupted"' "$TMP/c.sock"
-	finish_guest
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+assert data == want, "stream corrupted"'
 	[[ "$output" == *"sent 4194304"* ]]
 }
 
 @test "backpressure host to guest: the host's writes wait for the guest to read" {
 	need_kvm
-	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" sink c 4194304
-	py "$CONNECT"'
+	echo_with_peer sink c 4194304 '
 s = connect(sys.argv[1]); s.setblocking(False); sent = 0; blocked = 0
 chunk = b"x" * 65536
 while sent < 4194304:
@@ -149,21 +153,16 @@ while sent < 4194304:
     except BlockingIOError:
         blocked += 1; time.sleep(0.01)
 assert blocked > 0, "the host never had to wait: no backpressure observed"
-s.setblocking(True); s.recv(1)' "$TMP/c.sock"
-	finish_guest
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+s.setblocking(True); s.recv(1)'
 	[[ "$output" == *"received 4194304"* ]]
 }
 
 @test "a listening channel serves a new peer after the first one leaves" {
 	need_kvm
-	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" reopen c 2
-	py "$CONNECT"'
+	echo_with_peer reopen c 2 '
 for i in range(2):
     s = connect(sys.argv[1]); s.sendall(b"peer %d" % i)
-    assert recv_exact(s, 6) == b"peer %d" % i; s.close()' "$TMP/c.sock"
-	finish_guest
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+    assert recv_exact(s, 6) == b"peer %d" % i; s.close()'
 	[ "$(grep -c 'then -10' <<< "$output")" -eq 2 ]
 }
 
@@ -183,33 +182,27 @@ for i in range(2):
 
 @test "the guest hangs up on a peer: the peer reads end-of-file, the next peer is served" {
 	need_kvm
-	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" hangup c 2
-	py "$CONNECT"'
+	echo_with_peer hangup c 2 '
 for i in range(2):
     s = connect(sys.argv[1]); s.sendall(b"x")
     assert recv_exact(s, 3) == b"bye"
     s.settimeout(30)
     assert s.recv(1) == b"", "still connected after the hang-up"
-    s.close()' "$TMP/c.sock"
-	finish_guest
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+    s.close()'
 	# After the hang-up the guest's reads are EPIPE (-10) until it opens again.
 	[ "$(grep -c 'hangup [01]: 0, then read -10' <<< "$output")" -eq 2 ]
 }
 
 @test "a peer that half-closes (shutdown SHUT_WR) still gets the guest's reply" {
 	need_kvm
-	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" request c
-	py "$CONNECT"'
+	echo_with_peer request c '
 s = connect(sys.argv[1]); s.sendall(b"a request of 28 bytes, done."); s.shutdown(socket.SHUT_WR)
 reply = b""
 while True:
     x = s.recv(100)
     if not x: break
     reply += x
-assert reply == b"got 28 bytes", reply' "$TMP/c.sock"
-	finish_guest
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+assert reply == b"got 28 bytes", reply'
 	[[ "$output" == *"request: 28 bytes, read ended -10, reply 0"* ]]
 }
 

@@ -80,12 +80,15 @@ kvm_kind() {
 	echo "$kind"
 }
 
-# need_native_cpu [WHY]: the test needs a KVM that runs guest code on the
-# CPU (kvm_kind hardware); elsewhere it SKIPs, saying that this host's KVM
-# emulates guest code, where WHY (default: the suite's NATIVE_CPU_WHY).
+# need_native_cpu WHERE: the test needs a KVM that runs guest code on the
+# CPU (VMX/SVM). Without a usable KVM at all, need_kvm names what is
+# missing (/dev/kvm, its permissions...), not a kind of KVM this host does
+# not have; with one that emulates guest code the skip says so, WHERE
+# saying what would go wrong there.
 need_native_cpu() {
+	need_kvm
 	[ "$(kvm_kind)" = hardware ] ||
-		skip "this host's KVM emulates guest code, where ${1:-$NATIVE_CPU_WHY}; the SVM tier runs this"
+		skip "this host's KVM emulates guest code, $1; the SVM tier runs this"
 }
 
 # check_json: `cloak check --json` of this host, asked once per run.

@@ -165,7 +165,7 @@ sign_verify() {
 }
 
 @test "P-384: a key pair made in the guest signs (ECDSA-SHA384), openssl verifies" {
-	need_native_cpu "a P-384 key generation or signature takes about 16 s"
+	need_native_cpu "where a P-384 key generation or signature takes about 16 s"
 	start_memory_token
 	init_token
 	run keygen 02 secp384r1
@@ -369,7 +369,7 @@ rsa_sign() {
 }
 
 @test "RSA-2048: a key pair made in the guest signs (RSA-PKCS, SHA256-RSA-PKCS, both PSS) and decrypts (OAEP, PKCS#1 v1.5) for openssl; its private parts are CKR_ATTRIBUTE_SENSITIVE" {
-	need_native_cpu "an RSA key generation (many candidate primes) takes far longer than P-384's 16 s"
+	need_native_cpu "where an RSA key generation (many candidate primes) takes far longer than P-384's 16 s"
 	start_memory_token
 	init_token
 	run p11 --login --pin "$PIN" --keypairgen --key-type rsa:2048 --id 03 --label key03 --usage-sign \

@@ -30,7 +30,7 @@ setup() {
 }
 
 teardown() {
-	[ -n "$NG" ] && nginx_stop
+	[ -n "$NG" ] && nginx_stop "$NG"
 	[ -n "$TOKEN_PID" ] && kill "$TOKEN_PID" 2>/dev/null
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -38,9 +38,11 @@ teardown() {
 	true
 }
 
-# need_native_cpu (helpers.bash): many signatures run only where the CPU
-# runs guest code.
-NATIVE_CPU_WHY="one P-256 signature takes about 3.5 s"
+# need_many_signatures: many signatures run only where the CPU runs guest
+# code (helpers.bash).
+need_many_signatures() {
+	need_native_cpu "where one P-256 signature takes about 3.5 s"
+}
 
 # start_token: the token guest, its channel on $TMP/token.sock, given to
 # nobody (nginx's workers connect as nobody: a worker that cannot connect
@@ -96,39 +98,19 @@ self_signed() {
 	chmod 644 "$TMP/web.crt"
 }
 
+load ../harness/nginx # nginx_site, nginx_workers, nginx_stop
+
 # nginx_start: Debian's nginx from $TMP/ng, a master and two workers (as
 # nobody) on 127.0.0.1:$PORT, ssl_certificate_key naming the token's key
 # through the engine; cores dumped in $TMP/ng/cores.
 nginx_start() {
 	command -v nginx > /dev/null || { echo "no nginx: apt-get install nginx"; return 1; }
 	NG=$TMP/ng
-	mkdir -p "$NG/tmp" "$NG/cores"
-	chmod 755 "$NG"
-	chmod 1777 "$NG/cores"
-	echo "hello from nginx" > "$NG/index.html"
 	PORT=$(free_port)
-	cat > "$NG/nginx.conf" <<-EOF
-	daemon on;
-	master_process on;
-	worker_processes 2;
-	user nobody nogroup;
-	env CLOAK_PKCS11_SOCKET;
-	env OPENSSL_CONF;
-	pid $NG/nginx.pid;
-	error_log $NG/error.log info;
-	working_directory $NG/cores;
-	worker_rlimit_core 1g;
-	events { worker_connections 128; }
-	http {
-		log_format withpid '\$pid \$status \$ssl_protocol';
-		access_log $NG/access.log withpid;
-		client_body_temp_path $NG/tmp; proxy_temp_path $NG/tmp; fastcgi_temp_path $NG/tmp;
-		uwsgi_temp_path $NG/tmp; scgi_temp_path $NG/tmp;
-		ssl_protocols TLSv1.2 TLSv1.3;
+	nginx_site "$NG" "env CLOAK_PKCS11_SOCKET;" "env OPENSSL_CONF;" <<-EOF
 		server { listen 127.0.0.1:$PORT ssl; root $NG;
 			ssl_certificate $TMP/web.crt;
 			ssl_certificate_key "engine:pkcs11:$KEY_URI"; }
-	}
 	EOF
 	OPENSSL_CONF=$TMP/openssl.cnf timeout 120 nginx -c "$NG/nginx.conf" -p "$NG" -e "$NG/error.log" \
 		2> "$NG/start.err" || { cat "$NG/start.err" "$NG/error.log"; return 1; }
@@ -142,21 +124,7 @@ nginx_start() {
 }
 
 workers() {
-	pgrep -P "$(cat "$NG/nginx.pid" 2>/dev/null)" -f 'nginx: worker'
-}
-
-# nginx_stop: QUIT, then KILL whatever is left after 10 s.
-nginx_stop() {
-	local master all p
-	master=$(cat "$NG/nginx.pid" 2>/dev/null) || return 0
-	all="$master $(pgrep -P "$master" | tr '\n' ' ')"
-	kill -QUIT "$master" 2>/dev/null || :
-	for _ in $(seq 100); do
-		kill -0 "$master" 2>/dev/null || break
-		sleep 0.1
-	done
-	for p in $all; do kill -KILL "$p" 2>/dev/null || :; done
-	rm -f "$NG/nginx.pid"
+	nginx_workers "$NG"
 }
 
 wait_port() {
@@ -189,7 +157,7 @@ record_traffic() {
 }
 
 @test "nginx serves HTTPS with its key in the token (engine:pkcs11): TLS 1.2 and 1.3 on new connections, curl verifies the certificate the token signed" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	import_key
 	engine_conf
@@ -309,7 +277,7 @@ ssh_p11() {
 }
 
 @test "50 processes at once sign through the module, each its own message; openssl verifies every signature" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	import_key
 	local i
@@ -348,7 +316,7 @@ rsa_key() {
 }
 
 @test "RSA-2048 made in the guest: ssh-keygen -D prints it, ssh -I logs in with it" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	need_rsa
 	rsa_key
@@ -364,7 +332,7 @@ rsa_key() {
 }
 
 @test "RSA-2048 made in the guest: nginx serves TLS 1.2 and 1.3 with it (RSA-PSS signatures)" {
-	need_native_cpu
+	need_many_signatures
 	start_token
 	need_rsa
 	# TLS 1.3 signs with RSA-PSS only; OpenSSL 3 picks it for TLS 1.2 too.

@@ -28,8 +28,7 @@ teardown() {
 }
 
 need_store() {
-	need_kvm
-	need_native_cpu "the store's libsodium (SSE) cannot run"
+	need_native_cpu "where the store's libsodium (SSE) cannot run"
 	need_cmd pkcs11-tool opensc
 	need_cmd python3 python3
 }

@@ -32,6 +32,37 @@ teardown() {
 	[ "$status" -eq 240 ] || { echo "$status: $output"; return 1; }
 }
 
+# A stop request at any moment of start-up, to the process that reaches
+# that moment or to the whole process group (as a service manager stops a
+# service): the run ends with 240, saying so once. The test build raises
+# SIGTERM at the end of the named phase (test_hooks.h); the guest then
+# waits on its channel for a peer that never comes, so a request that was
+# lost would leave the monitor waiting until the 30 s timeout.
+@test "a stop request at any phase of start-up ends the run with 240, said once" {
+	need_kvm
+	local p how n phases
+	for how in signal-at group-signal-at; do
+		phases=("signal handlers" "image read and checked" "KVM open" "devices set up"
+			"guest memory created" "image loaded" "device process forked" "vCPU set up"
+			"boot info, console, watchdog")
+		# In their sandboxes the runner and the device process can signal
+		# no group (kill(2) is not allowed), so past them only themselves.
+		[ "$how" = signal-at ] && phases+=("sandbox entered" "device process entered")
+		for p in "${phases[@]}"; do
+			rm -f "$TMP/c.sock"
+			# setsid: the process group is the monitor's own (runner,
+			# device process, path broker), not the test's.
+			run timeout 30 setsid -w env CLOAK_TEST_HOOK="$how:$p" "$HOOKS" "${MEMORY_ARGS[@]}" \
+				--channel c=listen:"$TMP/c.sock" "$GUESTS/chan_echo.elf" echo c
+			[ "$status" -eq 240 ] || { echo "$how:$p: status $status: $output"; return 1; }
+			n=$(grep -c 'interrupted by signal 15' <<<"$output")
+			[ "$n" -eq 1 ] || { echo "$how:$p: said $n times: $output"; return 1; }
+			for _ in $(seq 50); do [ -e "$TMP/c.sock" ] || break; sleep 0.1; done
+			[ ! -e "$TMP/c.sock" ] || { echo "$how:$p: socket left behind"; return 1; }
+		done
+	done
+}
+
 @test "the watchdog ends a guest asleep in POLL, with or without devices" {
 	need_kvm
 	run_cloak --timeout=1 "$TRAP" sleep 60000

@@ -69,10 +69,12 @@ new_key() {
 	fi
 }
 
-# need_native_cpu (helpers.bash): Ed25519 and RSA run only where the CPU
-# runs guest code (libsodium's code has SSE arithmetic; an RSA signature
-# takes tens of seconds under KVM's emulator: docs/ssh-agent.md).
-NATIVE_CPU_WHY="the agent refuses Ed25519 (SSE arithmetic) and RSA (too slow)"
+# need_ed25519_rsa: Ed25519 and RSA run only where the CPU runs guest code
+# (libsodium's code has SSE arithmetic; an RSA signature takes tens of
+# seconds under KVM's emulator: docs/ssh-agent.md).
+need_ed25519_rsa() {
+	need_native_cpu "where the agent refuses Ed25519 (SSE arithmetic) and RSA (too slow)"
+}
 
 # c CMD...: an OpenSSH client, bounded in time.
 c() {
@@ -361,7 +363,7 @@ hash_nowhere() {
 
 @test "Ed25519: ssh-add, -l and -L; ssh-keygen -Y sign verifies; ssh logs in to sshd after the key file is deleted; its seed and the SHA-512 halves of it are in no later traffic, output or dump" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	start_sshd
 	start_agent
 	new_key ed ed25519
@@ -405,7 +407,7 @@ hash_nowhere() {
 
 @test "RSA: ssh-add of 2048- and 4096-bit keys, -l and -L; ssh-keygen -Y sign verifies; ssh logs in after the key file is deleted; -d; p, q, d, dp, dq are in no later traffic, output or dump" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	start_sshd
 	start_agent
 	new_key rsa rsa
@@ -571,7 +573,7 @@ hash_nowhere() {
 @test "--memory=shared, Ed25519: the key's seed is in guest RAM while held; after -d neither it nor the SHA-512 halves a signature derives from it are" {
 	need_kvm
 	need_root
-	need_native_cpu
+	need_ed25519_rsa
 	start_agent --memory=shared
 	new_key ed ed25519
 	local de
@@ -585,7 +587,7 @@ hash_nowhere() {
 @test "--memory=shared, RSA: p is in guest RAM while held; after a signature and -d none of p, q, d, dp, dq is" {
 	need_kvm
 	need_root
-	need_native_cpu
+	need_ed25519_rsa
 	start_agent --memory=shared
 	new_key rsa rsa
 	local secrets
@@ -640,7 +642,7 @@ hash_nowhere() {
 
 @test "an Ed25519 key made inside the guest (cloak-ssh-keygen -t ed25519): listed, signs, logs in; its seed is nowhere the host can see" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	made_in_guest -t ed25519 -C "ed made in the guest" -L 600 -f "$TMP/gen.pub"
 	[[ $(cat "$TMP/gen.pub") =~ ^ssh-ed25519\ AAAAC3NzaC1lZDI1NTE5AAAAI[A-Za-z0-9+/]{43}\ ed\ made\ in\ the\ guest$ ]]
 	[[ $(ssh-keygen -l -f "$TMP/gen.pub") == "256 SHA256:"*"(ED25519)" ]]
@@ -651,7 +653,7 @@ hash_nowhere() {
 
 @test "an RSA key made inside the guest (cloak-ssh-keygen -t rsa): 3072 bits, listed, signs, logs in; its p is nowhere the host can see" {
 	need_kvm
-	need_native_cpu
+	need_ed25519_rsa
 	made_in_guest -t rsa -C "rsa made in the guest" -f "$TMP/gen.pub"
 	[[ $(cat "$TMP/gen.pub") =~ ^ssh-rsa\ AAAAB3NzaC1yc2EAAAADAQAB[A-Za-z0-9+/]+=*\ rsa\ made\ in\ the\ guest$ ]]
 	[[ $(ssh-keygen -l -f "$TMP/gen.pub") == "3072 SHA256:"*"(RSA)" ]]

@@ -4,6 +4,10 @@
 
 #include "secretmem.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <cmocka.h>
+
 #include <errno.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -75,6 +79,22 @@ void run_scenario(const char *name, const char *const *env, const char *cores_in
 	r->exited = WIFEXITED(status);
 	r->code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+const struct child_result *expect_end(const char *name, const char *const *env, bool killed,
+                                      int how, const char *out_has)
+{
+	static struct child_result r;
+	run_scenario(name, env, NULL, &r);
+	char with[512] = ""; /* the environment added, for the messages */
+	for (const char *const *e = env; e && *e; e++)
+		snprintf(with + strlen(with), sizeof with - strlen(with), " %s", *e);
+	if (r.exited == killed || (killed ? r.signal : r.code) != how)
+		fail_msg("%s%s: expected %s %d, got exit %d signal %d: %s", name, with,
+		         killed ? "signal" : "exit", how, r.code, r.signal, r.out);
+	if (out_has && !strstr(r.out, out_has))
+		fail_msg("%s%s: expected \"%s\" in: %s", name, with, out_has, r.out);
+	return &r;
 }
 
 static void on_fault(int sig)

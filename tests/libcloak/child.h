@@ -32,6 +32,22 @@ void scenario_dispatch(int argc, char **argv, const struct scenario *table);
  * directory for the child to dump its core in. */
 void run_scenario(const char *name, const char *const *env, const char *cores_in_dir,
                   struct child_result *r);
+/* In a cmocka test: runs scenario `name` with `env` (as run_scenario does)
+ * and fails the test unless the child was killed by signal `how` (`killed`)
+ * or exited with code `how` (not `killed`), and, if `out_has` is not NULL,
+ * printed it. Returns the result, valid until the next call. */
+const struct child_result *expect_end(const char *name, const char *const *env, bool killed,
+                                      int how, const char *out_has);
+static inline const struct child_result *expect_exit(const char *name, const char *const *env,
+                                                     int code, const char *out_has)
+{
+	return expect_end(name, env, false, code, out_has);
+}
+static inline const struct child_result *expect_signal(const char *name, const char *const *env,
+                                                       int sig, const char *out_has)
+{
+	return expect_end(name, env, true, sig, out_has);
+}
 /* Makes SIGSEGV and SIGBUS end the process with FAULT_EXIT. */
 void catch_faults(void);
 /* True when the test must fail rather than skip (CLOAK_REQUIRE_KVM=1). */

@@ -4,6 +4,10 @@
 # that must fail in CI, free loopback ports, nginx set up, started and
 # stopped, and a private key's numbers for keyscan.
 
+# nginx_site, nginx_workers and nginx_stop.
+# shellcheck source=../harness/nginx.bash
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/nginx.bash"
+
 libcloak_setup() {
 	REPO="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 	BUILD="${CLOAK_BUILD_DIR:-$REPO/build}"
@@ -62,42 +66,18 @@ core_pattern_writes_here() {
 # nobody) serving HTTPS on those ports, cores dumped into DIR/cores.
 nginx_prepare() {
 	local dir=$1 ec_port=$2 rsa_port=$3 k alg
-	chmod 755 "$dir" # searchable by the workers
-	mkdir -m 1777 "$dir/cores"
-	mkdir "$dir/tmp"
-	echo "hello from nginx" >"$dir/index.html"
 	for k in ec rsa; do
 		if [ $k = ec ]; then alg=(-newkey ec -pkeyopt ec_paramgen_curve:P-256); else alg=(-newkey rsa:2048); fi
 		openssl req -x509 "${alg[@]}" -nodes -keyout "$dir/$k.key" -out "$dir/$k.crt" -days 2 \
 			-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 2>/dev/null || return 1
 		chmod 644 "$dir/$k.key"
 	done
-	cat >"$dir/nginx.conf" <<-EOF
-	daemon on;
-	master_process on;
-	worker_processes 2;
-	user nobody nogroup;
-	pid $dir/nginx.pid;
-	error_log $dir/error.log info;
-	working_directory $dir/cores;
-	worker_rlimit_core 1g;
-	events { worker_connections 128; }
-	http {
-		log_format withpid '\$pid \$status \$ssl_protocol';
-		access_log $dir/access.log withpid;
-		client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
-		uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
-		ssl_protocols TLSv1.2 TLSv1.3;
+	nginx_site "$dir" <<-EOF
 		server { listen 127.0.0.1:$ec_port ssl; root $dir;
 			ssl_certificate $dir/ec.crt; ssl_certificate_key $dir/ec.key; }
 		server { listen 127.0.0.1:$rsa_port ssl; root $dir;
 			ssl_certificate $dir/rsa.crt; ssl_certificate_key $dir/rsa.key; }
-	}
 	EOF
-}
-
-nginx_workers() {
-	pgrep -P "$(cat "$1/nginx.pid" 2>/dev/null)" -f 'nginx: worker'
 }
 
 # nginx_start DIR EC_PORT RSA_PORT [ENV=VALUE...]: nginx with that
@@ -115,21 +95,4 @@ nginx_start() {
 	done
 	echo "nginx did not start two workers" >&2
 	return 1
-}
-
-# nginx_stop DIR: a graceful stop (QUIT: the workers exit, which prints
-# CLOAK_STATS), then KILL for whatever of it is left after 10 s.
-nginx_stop() {
-	local master all p
-	master=$(cat "$1/nginx.pid" 2>/dev/null) || return 0
-	[ -n "$master" ] || return 0
-	all="$master $(pgrep -P "$master" | tr '\n' ' ')"
-	kill -QUIT "$master" 2>/dev/null || :
-	for _ in $(seq 100); do
-		kill -0 "$master" 2>/dev/null || break
-		sleep 0.1
-	done
-	for p in $all; do kill -KILL "$p" 2>/dev/null || :; done
-	rm -f "$1/nginx.pid"
-	return 0
 }

@@ -126,22 +126,27 @@ static int large_overflow_into_slack(void)
 	return 0;
 }
 
-static int noaccess_read_faults(void)
+/* A guarded secret holding 7, then put under protection `mode`; faults end
+ * the scenario with FAULT_EXIT. */
+static unsigned char *protected_secret(int mode)
 {
 	catch_faults();
 	unsigned char *p = cloak_secret_alloc_guarded(64);
 	p[0] = 7;
-	cloak_secret_protect(p, CLOAK_SECRET_NOACCESS);
+	cloak_secret_protect(p, mode);
+	return p;
+}
+
+static int noaccess_read_faults(void)
+{
+	unsigned char *p = protected_secret(CLOAK_SECRET_NOACCESS);
 	printf("read %d\n", peek(p));
 	return 0;
 }
 
 static int readonly_write_faults(void)
 {
-	catch_faults();
-	unsigned char *p = cloak_secret_alloc_guarded(64);
-	p[0] = 7;
-	cloak_secret_protect(p, CLOAK_SECRET_READONLY);
+	unsigned char *p = protected_secret(CLOAK_SECRET_READONLY);
 	if (peek(p) != 7)
 		return 3;
 	printf("read ok\n");
@@ -187,22 +192,12 @@ static const struct scenario scenarios[] = {
 
 static void expect_abort(const char *scenario, const char *message)
 {
-	struct child_result r;
-	run_scenario(scenario, NULL, NULL, &r);
-	if (r.exited || r.signal != SIGABRT)
-		fail_msg("%s: expected an abort, got exit %d signal %d: %s", scenario, r.code,
-		         r.signal, r.out);
-	if (!strstr(r.out, message))
-		fail_msg("%s: expected \"%s\" in: %s", scenario, message, r.out);
+	expect_signal(scenario, NULL, SIGABRT, message);
 }
 
 static void expect_fault(const char *scenario, const char *const *env)
 {
-	struct child_result r;
-	run_scenario(scenario, env, NULL, &r);
-	if (!r.exited || r.code != FAULT_EXIT)
-		fail_msg("%s: expected a memory fault, got exit %d signal %d: %s", scenario, r.code,
-		         r.signal, r.out);
+	expect_exit(scenario, env, FAULT_EXIT, NULL);
 }
 
 static void overflow_aborts(void **state)
@@ -241,11 +236,7 @@ static void guard_page_faults_at_once(void **state)
 static void protection_changes_fault(void **state)
 {
 	expect_fault("noaccess_read_faults", NULL);
-	struct child_result r;
-	run_scenario("readonly_write_faults", NULL, NULL, &r);
-	assert_true(r.exited);
-	assert_int_equal(r.code, FAULT_EXIT);
-	assert_non_null(strstr(r.out, "read ok"));
+	expect_exit("readonly_write_faults", NULL, FAULT_EXIT, "read ok");
 }
 
 static void debug_mode_guards_everything(void **state)

@@ -112,30 +112,31 @@ static void free_secrets(struct secrets *s)
 	cloak_secret_free(s->large);
 }
 
+/* A child (made as child_reads says with `raw`) faults on each kind of the
+ * parent's secrets, and the parent's stay intact. */
+static void children_fault_on_secrets(bool raw)
+{
+	struct secrets s;
+	make_secrets(&s);
+	assert_int_equal(child_reads(s.pooled, raw), FAULT_EXIT);
+	assert_int_equal(child_reads(s.guarded, raw), FAULT_EXIT);
+	assert_int_equal(child_reads(s.large, raw), FAULT_EXIT);
+	assert_true(secrets_intact(&s));
+	free_secrets(&s);
+}
+
 /* ---- without fork handlers ---- */
 
 static void raw_fork_child_faults(void **state)
 {
-	struct secrets s;
-	make_secrets(&s);
-	assert_int_equal(child_reads(s.pooled, true), FAULT_EXIT);
-	assert_int_equal(child_reads(s.guarded, true), FAULT_EXIT);
-	assert_int_equal(child_reads(s.large, true), FAULT_EXIT);
-	assert_true(secrets_intact(&s));
-	free_secrets(&s);
+	children_fault_on_secrets(true);
 }
 
 /* ---- drop ---- */
 
 static void drop_child_faults_on_parent_secrets(void **state)
 {
-	struct secrets s;
-	make_secrets(&s);
-	assert_int_equal(child_reads(s.pooled, false), FAULT_EXIT);
-	assert_int_equal(child_reads(s.guarded, false), FAULT_EXIT);
-	assert_int_equal(child_reads(s.large, false), FAULT_EXIT);
-	assert_true(secrets_intact(&s));
-	free_secrets(&s);
+	children_fault_on_secrets(false);
 }
 
 /* The child's allocator starts over, and no secret of the child lands at
@@ -204,10 +205,7 @@ static int free_parent_secret(void)
 
 static void drop_child_cannot_free_parent_secrets(void **state)
 {
-	struct child_result r;
-	run_scenario("free_parent_secret", NULL, NULL, &r);
-	if (!r.exited || r.code != 128 + 6 || !strstr(r.out, "a secret of the parent process"))
-		fail_msg("exit %d signal %d: %s", r.code, r.signal, r.out);
+	expect_exit("free_parent_secret", NULL, 128 + 6, "a secret of the parent process");
 }
 
 /* ---- copy ---- */
@@ -297,10 +295,7 @@ static int daemon_keeps_secrets(void)
 static void copy_daemon_keeps_secrets(void **state)
 {
 	static const char *const env[] = { "CLOAK_FORK=copy", NULL };
-	struct child_result r;
-	run_scenario("daemon_keeps_secrets", env, NULL, &r);
-	if (!r.exited || r.code != 0 || !strstr(r.out, "daemon has its secrets"))
-		fail_msg("exit %d signal %d: %s", r.code, r.signal, r.out);
+	expect_exit("daemon_keeps_secrets", env, 0, "daemon has its secrets");
 }
 
 /* ---- fork while other threads allocate ---- */
@@ -435,13 +430,8 @@ static void fallback_children(void **state)
 	static const char *const drop[] = { "CLOAK_TEST_NO_SECRETMEM=1", "CLOAK_FALLBACK=mlock", NULL };
 	static const char *const copy[] = { "CLOAK_TEST_NO_SECRETMEM=1", "CLOAK_FALLBACK=mlock",
 		                            "CLOAK_FORK=copy", NULL };
-	struct child_result r;
-	run_scenario("fallback_fork", drop, NULL, &r);
-	if (!r.exited || r.code != 0)
-		fail_msg("drop: exit %d signal %d: %s", r.code, r.signal, r.out);
-	run_scenario("fallback_fork", copy, NULL, &r);
-	if (!r.exited || r.code != 0)
-		fail_msg("copy: exit %d signal %d: %s", r.code, r.signal, r.out);
+	expect_exit("fallback_fork", drop, 0, NULL);
+	expect_exit("fallback_fork", copy, 0, NULL);
 }
 
 int main(int argc, char **argv)

@@ -54,13 +54,25 @@ static void skip(const char *name, const char *why)
 		printf("ok %d # SKIP %s: %s\n", ++test_number, name, why);
 }
 
-static unsigned char *secret_and_control(unsigned char **control, size_t n)
+/* Runs check(s, control) on a fresh 32-byte pooled secret s and the same
+ * bytes in ordinary heap memory (control), then frees both. */
+static void on_secret_and_control(void (*check)(unsigned char *s, unsigned char *control))
 {
-	unsigned char *s = cloak_secret_alloc(n);
-	*control = malloc(n);
-	memset(s, 0x5a, n);
-	memset(*control, 0x5a, n);
-	return s;
+	unsigned char *s = cloak_secret_alloc(32), *control = malloc(32);
+	memset(s, 0x5a, 32);
+	memset(control, 0x5a, 32);
+	check(s, control);
+	cloak_secret_free(s);
+	free(control);
+}
+
+/* A pipe for check `name`, or a failed result saying why there is none. */
+static bool open_pipe(int p[2], const char *name)
+{
+	if (pipe(p) == 0)
+		return true;
+	result(false, "%s: pipe: %s", name, strerror(errno));
+	return false;
 }
 
 static ssize_t vm_read(void *addr, size_t n)
@@ -70,9 +82,8 @@ static ssize_t vm_read(void *addr, size_t n)
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 }
 
-static void process_vm_readv_refused(void)
+static void process_vm_readv_refused(unsigned char *s, unsigned char *control)
 {
-	unsigned char *control, *s = secret_and_control(&control, 32);
 	unsigned char *g = cloak_secret_alloc_guarded(32);
 	errno = 0;
 	ssize_t rs = vm_read(s, 32);
@@ -84,14 +95,11 @@ static void process_vm_readv_refused(void)
 	result(rs == -1 && es == EFAULT && rg == -1 && eg == EFAULT && rc == 32,
 	       "process_vm_readv: pooled %zd (%s), guarded %zd (%s), heap %zd", rs, strerror(es),
 	       rg, strerror(eg), rc);
-	cloak_secret_free(s);
 	cloak_secret_free(g);
-	free(control);
 }
 
-static void proc_self_mem_refused(void)
+static void proc_self_mem_refused(unsigned char *s, unsigned char *control)
 {
-	unsigned char *control, *s = secret_and_control(&control, 32);
 	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 	char buf[32];
 	errno = 0;
@@ -101,21 +109,16 @@ static void proc_self_mem_refused(void)
 	close(fd);
 	result(rs == -1 && es == EIO && rc == 32, "/proc/self/mem: secret %zd (%s), heap %zd", rs,
 	       strerror(es), rc);
-	cloak_secret_free(s);
-	free(control);
 }
 
 /* A tracer's PTRACE_PEEKDATA goes through the kernel's access to the
  * tracee's memory, which refuses secretmem: EIO on the secret, the value
  * on ordinary heap. The tracer is a child attaching to this process. */
-static void ptrace_peek_refused(void)
+static void ptrace_peek_refused(unsigned char *s, unsigned char *control)
 {
-	unsigned char *control, *s = secret_and_control(&control, 32);
 	int p[2];
-	if (pipe(p) != 0) {
-		result(false, "ptrace: pipe: %s", strerror(errno));
+	if (!open_pipe(p, "ptrace"))
 		return;
-	}
 	/* Allow the child to trace us even under Yama's ptrace_scope 1. */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	pid_t parent = getpid(), pid = fork();
@@ -153,18 +156,13 @@ static void ptrace_peek_refused(void)
 		result(n == (ssize_t)sizeof got && got[1] == EIO && got[2] == want && got[3] == 0,
 		       "ptrace PEEKDATA: secret errno %ld (%s), heap word %s", got[1],
 		       strerror((int)got[1]), got[2] == want ? "read" : "NOT read");
-	cloak_secret_free(s);
-	free(control);
 }
 
-static void vmsplice_refused(void)
+static void vmsplice_refused(unsigned char *s, unsigned char *control)
 {
-	unsigned char *control, *s = secret_and_control(&control, 32);
 	int p[2];
-	if (pipe(p) != 0) {
-		result(false, "vmsplice: pipe: %s", strerror(errno));
+	if (!open_pipe(p, "vmsplice"))
 		return;
-	}
 	struct iovec is = { s, 32 }, ic = { control, 32 };
 	errno = 0;
 	ssize_t rs = vmsplice(p[1], &is, 1, 0);
@@ -174,8 +172,6 @@ static void vmsplice_refused(void)
 	close(p[1]);
 	result(rs == -1 && es == EFAULT && rc == 32, "vmsplice: secret %zd (%s), heap %zd", rs,
 	       strerror(es), rc);
-	cloak_secret_free(s);
-	free(control);
 }
 
 static void o_direct_refused(void)
@@ -360,10 +356,10 @@ int main(int argc, char **argv)
 	scenario_dispatch(argc, argv, scenarios);
 	require_secretmem_or_skip_all();
 	printf("1..7\n");
-	process_vm_readv_refused();
-	proc_self_mem_refused();
-	ptrace_peek_refused();
-	vmsplice_refused();
+	on_secret_and_control(process_vm_readv_refused);
+	on_secret_and_control(proc_self_mem_refused);
+	on_secret_and_control(ptrace_peek_refused);
+	on_secret_and_control(vmsplice_refused);
 	o_direct_refused();
 	absent_from_core_dumps();
 	out_of_the_direct_map();

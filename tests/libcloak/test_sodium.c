@@ -155,32 +155,20 @@ static void memory_is_secret(void **state)
 
 static void misuse_is_caught(void **state)
 {
-	struct child_result r;
-	run_scenario("overflow_faults", NULL, NULL, &r);
-	if (!r.exited || r.code != FAULT_EXIT)
-		fail_msg("overflow: exit %d signal %d: %s", r.code, r.signal, r.out);
-	run_scenario("noaccess_faults", NULL, NULL, &r);
-	if (!r.exited || r.code != FAULT_EXIT)
-		fail_msg("noaccess: exit %d signal %d: %s", r.code, r.signal, r.out);
+	expect_exit("overflow_faults", NULL, FAULT_EXIT, NULL);
+	expect_exit("noaccess_faults", NULL, FAULT_EXIT, NULL);
 	/* Under AddressSanitizer, its own SIGSEGV handler would report the signal
 	 * instead of letting it end the process. */
 	static const char *const no_asan_segv[] = {
 		"ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:handle_segv=0", NULL
 	};
-	run_scenario("underflow_by_1", no_asan_segv, NULL, &r);
-	if (r.exited || r.signal != SIGSEGV || !strstr(r.out, "heap underflow"))
-		fail_msg("underflow by 1: exit %d signal %d: %s", r.code, r.signal, r.out);
-	run_scenario("underflow_by_16", no_asan_segv, NULL, &r);
-	if (r.exited || r.signal != SIGSEGV || !strstr(r.out, "heap underflow"))
-		fail_msg("underflow by 16: exit %d signal %d: %s", r.code, r.signal, r.out);
+	expect_signal("underflow_by_1", no_asan_segv, SIGSEGV, "heap underflow");
+	expect_signal("underflow_by_16", no_asan_segv, SIGSEGV, "heap underflow");
 }
 
 static void forked_child_keeps_keys(void **state)
 {
-	struct child_result r;
-	run_scenario("child_keeps_keys", NULL, NULL, &r);
-	if (!r.exited || r.code != 0)
-		fail_msg("exit %d signal %d: %s", r.code, r.signal, r.out);
+	expect_exit("child_keeps_keys", NULL, 0, NULL);
 }
 
 int main(int argc, char **argv)

@@ -8,6 +8,17 @@ load threat_helpers
 # The default's backend here: what --memory=auto picks (helpers.bash).
 default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 
+# check_with_lock_limit KIB: `cloak check` run under a lock limit of KIB
+# KiB and without CAP_IPC_LOCK (which lifts the limit for root); fails
+# unless it exits 1. SKIPs where the default is not the secret backend,
+# the one the limit binds.
+check_with_lock_limit() {
+	[ "$(auto_backend)" = secret ] || skip "the default here is not the secret backend"
+	run sh -c "ulimit -l $1 && exec setpriv --bounding-set=-ipc_lock,-sys_resource \
+		--inh-caps=-ipc_lock,-sys_resource '$CLOAK' check"
+	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+}
+
 @test "cloak check: the default backend's promises, and an exit status that says exactly that" {
 	need_kvm
 	run_cloak check
@@ -142,16 +153,25 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
 	[ "$(printf '%s\n' "$output" | grep -c '^cloak: ')" -eq 1 ] || { echo "$output"; return 1; }
 	expect_line "cloak: /dev/kvm does not exist: load the KVM module"
+	# No KVM, so no kind of KVM: the KVM line says none runs guest code
+	# and what the CPU offers, not a kind this host does not have.
+	local kvm
+	kvm=$(grep '^KVM: /dev/kvm does not exist' <<<"$output") || { echo "$output"; return 1; }
+	[[ $kvm == *"(no KVM runs guest code here; the CPU has "*"VMX/SVM)"* ]] || { echo "$kvm"; return 1; }
+	[[ $kvm != *"emulates guest code"* && $kvm != *"natively"* ]] || { echo "$kvm"; return 1; }
+	need_cmd jq jq
+	run unshare --mount sh -c "mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 &&
+		exec '$CLOAK' check --json 2>/dev/null"
+	[ "$status" -eq 249 ] || { echo "status $status: $output"; return 1; }
+	[ "$(jq -r '.host.kvm, .host.kvm_kind' <<<"$output" | paste -sd' ')" = "false none" ] ||
+		{ echo "$output"; return 1; }
 }
 
 @test "cloak check exits 1 when the secret backend cannot be had (memlock too small)" {
 	need_kvm
 	need_root
-	[ "$(auto_backend)" = secret ] || skip "the default here is not the secret backend"
-	# Without CAP_IPC_LOCK the 1 MiB limit applies to the 4 MiB probe.
-	run sh -c "ulimit -l 1024 && exec setpriv --bounding-set=-ipc_lock,-sys_resource \
-		--inh-caps=-ipc_lock,-sys_resource '$CLOAK' check"
-	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	# The 1 MiB limit applies to the 4 MiB probe.
+	check_with_lock_limit 1024
 	expect_line "not available: RLIMIT_MEMLOCK"
 	expect_line "a default run (--mem=64M) can NOT start here"
 }
@@ -175,11 +195,8 @@ default_index() { [ "$(auto_backend)" = secret ] && echo 0 || echo 1; }
 @test "cloak check says a default run cannot start when the lock limit is too low for it (exit 1)" {
 	need_kvm
 	need_root
-	[ "$(auto_backend)" = secret ] || skip "the default here is not the secret backend"
 	# 8 MiB (the stock limit) fits the probes, not a 64 MiB guest.
-	run sh -c "ulimit -l 8192 && exec setpriv --bounding-set=-ipc_lock,-sys_resource \
-		--inh-caps=-ipc_lock,-sys_resource '$CLOAK' check"
-	[ "$status" -eq 1 ] || { echo "status $status: $output"; return 1; }
+	check_with_lock_limit 8192
 	expect_line "a default run (--mem=64M) can NOT start here: RLIMIT_MEMLOCK (8192 KiB) is below the 64 MiB"
 }
 

@@ -54,24 +54,51 @@ struct range {
 	char name[256];
 };
 
+/* One line of /proc/PID/maps. */
+struct maps_line {
+	unsigned long long lo, hi;
+	char perms[8];
+	const char *name; /* the path or [name], "" for anonymous memory */
+	char text[512];
+};
+
+/* Opens /proc/PID/maps for next_mapping; NULL, errno set, if it cannot. */
+static FILE *open_maps(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	return fopen(path, "re");
+}
+
+/* The next mapping of an open maps file into l; false at its end. */
+static bool next_mapping(FILE *f, struct maps_line *l)
+{
+	while (fgets(l->text, sizeof l->text, f)) {
+		int off = 0;
+		if (sscanf(l->text, "%llx-%llx %7s %*s %*s %*s%n", &l->lo, &l->hi, l->perms, &off) < 3)
+			continue;
+		l->name = l->text + off;
+		while (*l->name == ' ')
+			l->name++;
+		return true;
+	}
+	return false;
+}
+
 static bool find_guest_ram(int pid, struct range *r)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
+	FILE *f = open_maps(pid);
 	if (!f)
 		return false;
 	memset(r, 0, sizeof *r);
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long lo, hi;
-		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
-			continue;
+	struct maps_line l;
+	while (next_mapping(f, &l)) {
 		const char *names[] = { "/secretmem", "/memfd:cloak-guest", "kvm-gmem" };
 		for (size_t i = 0; i < 3; i++) {
-			const char *n = strstr(line, names[i]);
-			if (n && hi - lo > r->hi - r->lo) {
-				r->lo = lo;
-				r->hi = hi;
+			const char *n = strstr(l.name, names[i]);
+			if (n && l.hi - l.lo > r->hi - r->lo) {
+				r->lo = l.lo;
+				r->hi = l.hi;
 				snprintf(r->name, sizeof r->name, "%.*s", (int)strcspn(n, "\n"), n);
 			}
 		}
@@ -346,23 +373,16 @@ struct maps {
 
 static bool read_maps(int pid, struct maps *m)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
+	FILE *f = open_maps(pid);
 	if (!f)
 		return false;
 	m->n = 0;
-	while (m->n < 512 && fgets(line, sizeof line, f)) {
-		unsigned long long lo, hi;
-		char perms[8];
-		int off = 0;
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s%n", &lo, &hi, perms, &off) < 3 ||
-		    perms[0] != 'r' || strstr(line, "[vsyscall]") || strstr(line, "[vvar"))
+	struct maps_line l;
+	while (m->n < 512 && next_mapping(f, &l)) {
+		if (l.perms[0] != 'r' || strstr(l.name, "[vsyscall]") || strstr(l.name, "[vvar"))
 			continue;
-		const char *name = line + off;
-		while (*name == ' ')
-			name++;
-		m->r[m->n] = (struct range){ lo, hi, "" };
+		const char *name = l.name;
+		m->r[m->n] = (struct range){ l.lo, l.hi, "" };
 		snprintf(m->r[m->n].name, sizeof m->r[m->n].name, "%.*s", (int)strcspn(name, "\n"), name);
 		m->file[m->n] = !strncmp(name, "/usr/", 5) || !strncmp(name, "/work/", 6);
 		m->n++;

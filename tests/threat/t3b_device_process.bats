@@ -19,6 +19,24 @@ device_of() {
 	DEV_PID=$d
 }
 
+# start_with_device CLOAK-OPTIONS...: threat_secret.elf started with those
+# options (start_guest; the runner in $MON_PID), and its device process
+# found (device_of; in $DEV_PID), or the guest stopped and a failure.
+start_with_device() {
+	start_guest -- "$@" "$GUESTS/threat_secret.elf" "$TOKEN" 30
+	device_of "$MON_PID" || { stop_guest; return 1; }
+}
+
+# signal_device SIGNAL STATUS: SIGNAL to the device process alone; fails
+# unless the runner then exits with STATUS, having wiped guest memory.
+signal_device() {
+	kill "-$1" "$DEV_PID"
+	GUEST_STATUS=0
+	wait "$MON_PID" || GUEST_STATUS=$?
+	[ "$GUEST_STATUS" -eq "$2" ] || { echo "status $GUEST_STATUS: $(cat "$GUEST_OUT")"; return 1; }
+	grep -q 'guest memory wiped:' "$GUEST_OUT" || { cat "$GUEST_OUT"; return 1; }
+}
+
 # shared_pages: pages shared at PROTECT, from the runner's -v line.
 shared_pages() {
 	sed -n 's/.*guest enabled memory protection (\([0-9]*\) pages shared).*/\1/p' "$GUEST_OUT"
@@ -40,8 +58,7 @@ guest_mapped() {
 	new_token
 	# Shared memory: the runner's mapping can be read, so the control
 	# can find the secret there.
-	start_guest -- -v --memory=shared "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	device_of "$MON_PID" || { stop_guest; return 1; }
+	start_with_device -v --memory=shared
 	run "$PROBE" "$DEV_PID" "CLOAK-THREAT-$REV-SECRET" all-procmem
 	local dev=$output
 	run "$PROBE" "$MON_PID" "CLOAK-THREAT-$REV-SECRET" all-procmem
@@ -66,8 +83,7 @@ guest_mapped() {
 	backend=$(auto_backend)
 	[ "$backend" != none ] || skip "no protected backend runs on this host"
 	new_token
-	start_guest -- -v --memory="$backend" "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	device_of "$MON_PID" || { stop_guest; return 1; }
+	start_with_device -v --memory="$backend"
 	run "$PROBE" "$DEV_PID" "CLOAK-THREAT-$REV-SECRET" all-procmem
 	local mapped shared
 	mapped=$(guest_mapped "$DEV_PID")
@@ -95,8 +111,7 @@ guest_mapped() {
 	backend=$(auto_backend)
 	[ "$backend" != none ] || backend=shared
 	new_token
-	start_guest -- --memory="$backend" "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	device_of "$MON_PID" || { stop_guest; return 1; }
+	start_with_device --memory="$backend"
 	local dev runner
 	dev=$(find "/proc/$DEV_PID/fd" -mindepth 1 -exec readlink {} \; 2>/dev/null)
 	runner=$(find "/proc/$MON_PID/fd" -mindepth 1 -exec readlink {} \; 2>/dev/null)
@@ -177,17 +192,11 @@ guest_mapped() {
 @test "either process dying ends both: the device process killed gives 246 and the wipe; the runner killed takes the device process with it" {
 	need_kvm; need_root
 	new_token
-	start_guest -- -v --memory=shared "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	device_of "$MON_PID" || { stop_guest; return 1; }
-	kill -KILL "$DEV_PID"
-	GUEST_STATUS=0
-	wait "$MON_PID" || GUEST_STATUS=$?
-	[ "$GUEST_STATUS" -eq 246 ] || { echo "status $GUEST_STATUS: $(cat "$GUEST_OUT")"; return 1; }
+	start_with_device -v --memory=shared
+	signal_device KILL 246
 	grep -q 'cloak: device process died' "$GUEST_OUT" || { cat "$GUEST_OUT"; return 1; }
-	grep -q 'guest memory wiped:' "$GUEST_OUT" || { cat "$GUEST_OUT"; return 1; }
 	# The runner killed: the device process does not outlive it.
-	start_guest -- --memory=shared "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	device_of "$MON_PID" || { stop_guest; return 1; }
+	start_with_device --memory=shared
 	kill -KILL "$MON_PID"
 	wait "$MON_PID" || true
 	local i
@@ -203,11 +212,6 @@ guest_mapped() {
 @test "a stop request sent to the device process alone ends the VM with 240, wiped" {
 	need_kvm; need_root
 	new_token
-	start_guest -- -v --memory=shared "$GUESTS/threat_secret.elf" "$TOKEN" 30
-	device_of "$MON_PID" || { stop_guest; return 1; }
-	kill -TERM "$DEV_PID"
-	GUEST_STATUS=0
-	wait "$MON_PID" || GUEST_STATUS=$?
-	[ "$GUEST_STATUS" -eq 240 ] || { echo "status $GUEST_STATUS: $(cat "$GUEST_OUT")"; return 1; }
-	grep -q 'guest memory wiped:' "$GUEST_OUT" || { cat "$GUEST_OUT"; return 1; }
+	start_with_device -v --memory=shared
+	signal_device TERM 240
 }

@@ -12,7 +12,7 @@ $(O)/san/tests/obj/elf_builder.o: tests/unit/elf_builder.c tests/unit/elf_builde
 	$(CC) $(SAN_CFLAGS) -c -o $@ $<
 
 $(eval $(call unit_test,test_elf_load,$(ELF_BUILDER_OBJ),))
-$(O)/tests/test_elf_load $(O)/san/tests/test_elf_load: tests/unit/elf_builder.h monitor/image/elf_load.h
+$(O)/tests/test_elf_load $(O)/san/tests/test_elf_load: tests/unit/elf_builder.h monitor/setup/elf_load.h
 
 $(O)/tests/mkbadelf: tests/unit/mkbadelf.c $(ELF_BUILDER_OBJ) tests/unit/elf_builder.h
 	@mkdir -p $(dir $@)

@@ -8,7 +8,7 @@
  *   mkbadelf --synth FILE       writes the unit tests' synthetic valid guest
  *   mkbadelf --list             prints the case names
  *
- * Each variant breaks exactly one rule of monitor/image/elf_load.c, and is built
+ * Each variant breaks exactly one rule of monitor/setup/elf_load.c, and is built
  * so that the rule it breaks is the first one the loader checks.
  */
 #include <elf.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* The runner's reading of the device process's maps (process/device_maps.h),
+/* The runner's reading of the device process's maps (runner/device_maps.h),
  * on maps files written here: what counts as guest memory, and when a
  * mapping of it holds a page that is not shared. */
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 
 #include "cloak/abi.h"
 #include "mem/guestmem.h"
-#include "process/device_maps.h"
+#include "runner/device_maps.h"
 
 #define MEM (8ull << 20)
 #define PG CLOAK_PAGE_SIZE

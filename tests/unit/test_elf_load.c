@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Unit tests of the ELF loader (monitor/image/elf_load.c) against real
+ * Unit tests of the ELF loader (monitor/setup/elf_load.c) against real
  * guest memory (the anonymous backend of monitor/mem/guestmem.c).
  *
  * Valid images come from tests/unit/elf_builder.c. Each malformed case
@@ -19,7 +19,7 @@
 
 #include "cloak/abi.h"
 #include "elf_builder.h"
-#include "image/elf_load.h"
+#include "setup/elf_load.h"
 #include "mem/guestmem.h"
 
 #define TEST_MEM (16ull << 20)

@@ -18,7 +18,7 @@
 #include "cloak/abi.h"
 #include "kvm/kvm.h"
 #include "kvm/kvm_compat.h"
-#include "kvm/run.h"
+#include "runner/diagnose.h"
 #include "mem/guest_memfd.h"
 #include "mem/select.h"
 #include "x86/cpu.h"

@@ -93,36 +93,38 @@ static void test_image_access(void **state)
 		/* 0x127000: guard page */
 		{ 0x128000, 0x148000, true, false }, /* stack */
 	};
+	/* What a probe in each part may do. */
+	const struct {
+		uint64_t va;
+		int write, exec;
+	} probes[] = {
+		{ 0x100010, 0, 1 }, /* text */
+		{ 0x104100, 0, 0 }, /* rodata */
+		{ 0x110000, 1, 0 }, /* data, bss */
+		{ 0x147ff8, 1, 0 }, /* stack */
+		{ 0x148000, 1, 0 }, /* the heap after the image */
+		{ CLOAK_GPA_BOOTINFO, 1, 0 }, /* the reserved area before it */
+	};
 	struct pt_spec sp = { .mem_size = 64ull << 20, .ranges = img, .nranges = 4, .nx = true };
 	uint64_t *buf = build(&sp);
-	struct walk w = walk(buf, 0x100010);
-	assert_int_equal(w.pa, 0x100010);
-	assert_false(w.write);
-	assert_true(w.exec);
-	w = walk(buf, 0x104100);
-	assert_false(w.write);
-	assert_false(w.exec);
-	w = walk(buf, 0x110000);
-	assert_true(w.write);
-	assert_false(w.exec);
+	assert_int_equal(walk(buf, 0x100010).pa, 0x100010);
+	for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+		struct walk w = walk(buf, probes[i].va);
+		if (w.write != probes[i].write)
+			fail_msg("%#llx: write %d, expected %d", (unsigned long long)probes[i].va,
+			         w.write, probes[i].write);
+		if (w.exec != probes[i].exec)
+			fail_msg("%#llx: exec %d, expected %d", (unsigned long long)probes[i].va,
+			         w.exec, probes[i].exec);
+	}
 	assert_int_equal(walk(buf, 0x127000).pa, ABSENT); /* the guard page */
 	assert_int_equal(walk(buf, 0x127fff).pa, ABSENT);
-	w = walk(buf, 0x147ff8);
-	assert_true(w.write);
-	assert_false(w.exec);
-	/* The heap after the image, and the reserved area before it. */
-	w = walk(buf, 0x148000);
-	assert_true(w.write);
-	assert_false(w.exec);
-	w = walk(buf, CLOAK_GPA_BOOTINFO);
-	assert_true(w.write);
-	assert_false(w.exec);
 	free(buf);
 
 	/* Without NX, nothing carries the bit, and writability still holds. */
 	sp.nx = false;
 	buf = build(&sp);
-	w = walk(buf, 0x110000);
+	struct walk w = walk(buf, 0x110000);
 	assert_true(w.exec);
 	assert_false(walk(buf, 0x100010).write);
 	free(buf);

@@ -13,6 +13,23 @@
  * All calls return 0 or a negative CLOAK_E* code: -CLOAK_ENOENT (no such
  * device), -CLOAK_EINVAL (offset or length not a sector multiple, zero
  * length), -CLOAK_ERANGE (past the end), -CLOAK_EROFS, -CLOAK_EIO.
+ *
+ * The block cache (cloak_config_block_cache_pages shared pages, 64 by
+ * default; 0 turns it off), where KVM runs guest code on the CPU
+ * (CLOAK_CAP_NATIVE_CPU: there one call to the monitor costs as much as
+ * copying many pages; where KVM emulates guest code, the reverse): a write up to the cache's size may return once
+ * its data is copied into the cache, before it reaches the host, and
+ * writes that follow one another go to the monitor as one request. Every
+ * write is on the host's stable storage once cloak_block_flush() returns
+ * (the queued writes and the flush are one call), and on the host (not
+ * necessarily stable) once the guest exits in order (cloak_exit(), or
+ * return from main); one still queued when the VM is stopped otherwise
+ * (a signal, the watchdog, an abort) is lost, as data in a page cache is.
+ * A host error of a queued write is returned, once, by the device's next
+ * write (which is then not made) or flush. A read sees every write before it; a read that continues the
+ * previous one on the same device reads ahead as much as the cache holds,
+ * and the reads after it are served from there until a write to that range
+ * or a flush of the device.
  */
 #ifndef CLOAK_BLOCK_H
 #define CLOAK_BLOCK_H
@@ -82,6 +99,20 @@ struct cloak_rt_io_window {
 	size_t block_max; /* longest one-call request */
 };
 extern struct cloak_rt_io_window cloak_rt_io;
+/* The block cache, when there is one (NULL: none): block_cache.c. */
+extern unsigned char *cloak_rt_block_cache;
+extern size_t cloak_rt_block_cache_size;
+int cloak_rt_block_read_cached(const struct cloak_block *b, uint64_t offset, void *buf,
+			       size_t len);
+int cloak_rt_block_write_cached(const struct cloak_block *b, uint64_t offset, const void *buf,
+				size_t len);
+/* Without the cache (block.c): */
+int cloak_rt_block_flush_now(const struct cloak_block *b);
+int cloak_rt_block_submit_now(const struct cloak_block *b, struct cloak_block_req *reqs,
+			      size_t n);
+/* 0, or why the request is refused before anything moves (write: also a
+ * read-only device). */
+int cloak_rt_block_check(const struct cloak_block *b, uint64_t offset, size_t len, int write);
 int cloak_rt_block_read_chunked(const struct cloak_block *b, uint64_t offset, void *buf,
 				size_t len);
 int cloak_rt_block_write_chunked(const struct cloak_block *b, uint64_t offset,
@@ -111,6 +142,8 @@ static inline int cloak_rt_block_call(const struct cloak_block *b, uint64_t op,
 static inline int cloak_block_read(const struct cloak_block *b, uint64_t offset, void *buf,
 				   size_t len)
 {
+	if (cloak_rt_block_cache)
+		return cloak_rt_block_read_cached(b, offset, buf, len);
 	if (__builtin_expect(cloak_rt_block_one_call(buf, len), 1))
 		return cloak_rt_block_call(b, CLOAK_BLOCK_READ, offset, buf, len);
 	return cloak_rt_block_read_chunked(b, offset, buf, len);
@@ -119,6 +152,8 @@ static inline int cloak_block_read(const struct cloak_block *b, uint64_t offset,
 static inline int cloak_block_write(const struct cloak_block *b, uint64_t offset,
 				    const void *buf, size_t len)
 {
+	if (cloak_rt_block_cache)
+		return cloak_rt_block_write_cached(b, offset, buf, len);
 	if (__builtin_expect(cloak_rt_block_one_call(buf, len), 1))
 		return cloak_rt_block_call(b, CLOAK_BLOCK_WRITE, offset, buf, len);
 	return cloak_rt_block_write_chunked(b, offset, buf, len);

@@ -17,9 +17,12 @@
 
 /* Guest configuration: define these in the guest to override defaults.
  *   const int cloak_config_protect = 0;        run without protection
- *   const unsigned cloak_config_bounce_pages = N;  bounce pool (default 64) */
+ *   const unsigned cloak_config_bounce_pages = N;  bounce pool (default 64)
+ *   const unsigned cloak_config_block_cache_pages = N;  block cache, where
+ *       the monitor offers block devices (default 64; 0: none; cloak/block.h) */
 extern const int cloak_config_protect;
 extern const unsigned cloak_config_bounce_pages;
+extern const unsigned cloak_config_block_cache_pages;
 
 /* Boot information from the monitor (read-only view). */
 const struct cloak_boot_info *cloak_boot_info(void);
@@ -68,6 +71,7 @@ int cloak_random(void *buf, size_t len);
 /* Raw call: the block must be shared once protection is on. Returns the
  * block's ret. Inline: under instruction emulation every guest instruction
  * on this path costs as much as a fraction of the exit itself. */
+#ifndef CLOAK_RT_HOST_TEST
 static inline int64_t cloak_hypercall(unsigned nr, void *block)
 {
 	__asm__ volatile("outl %0, %w1"
@@ -76,6 +80,16 @@ static inline int64_t cloak_hypercall(unsigned nr, void *block)
 			 : "memory");
 	return *(volatile int64_t *)block;
 }
+#else
+/* The runtime's host unit tests (tests/unit/rt_block.mk) answer the calls
+ * themselves, playing the monitor. */
+int64_t cloak_rt_test_call(unsigned nr, void *block);
+static inline int64_t cloak_hypercall(unsigned nr, void *block)
+{
+	cloak_rt_test_call(nr, block);
+	return *(volatile int64_t *)block;
+}
+#endif
 
 /* Bounce pool: the shared pages I/O is copied through. */
 void *cloak_bounce_area(size_t *size);
@@ -89,7 +103,8 @@ static inline uint64_t cloak_rdtsc(void)
 }
 
 /* Bounce copies: the runtime's memcpy moves 8 bytes per `rep movsq` step,
- * which the emulator on these hosts runs about 8x faster than `rep movsb`. */
+ * which a KVM that emulates guest code runs about 8x faster than
+ * `rep movsb` (where the CPU runs guest code, both are native). */
 void *memcpy(void *restrict dst, const void *restrict src, size_t n);
 static inline void cloak_copy(void *dst, const void *src, size_t n)
 {
