@@ -37,26 +37,12 @@ void gm_device_protect(struct guestmem *gm)
 
 enum gm_status gm_device_share(struct guestmem *gm, gpa_t g, uint64_t npages)
 {
-	uint64_t first;
-	enum gm_status s = gm_share_range(gm, g, npages, &first);
-	if (s != GM_OK)
-		return s;
-	if (gm->protect)
-		return sharemap_all_set(&gm->shared, first, npages) ? GM_OK : GM_EPERM;
-	sharemap_set(&gm->shared, first, npages);
-	return GM_OK;
+	/* Once protected, the window this process maps is fixed. */
+	return gm_share_in_view(gm, g, npages, gm->protect);
 }
 
 enum gm_status gm_device_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
 {
-	uint64_t first;
-	enum gm_status s = gm_share_range(gm, g, npages, &first);
-	if (s != GM_OK)
-		return s;
-	if (gm_touches_window(first, npages))
-		return GM_EPERM;
-	if (gm->protect && !test_hooks_device_keeps("unshared"))
-		gm_unmap_shared_in(gm, first, npages);
-	sharemap_clear(&gm->shared, first, npages);
-	return GM_OK;
+	return gm_unshare_in_view(gm, g, npages,
+				  gm->protect && !test_hooks_device_keeps("unshared"));
 }

@@ -348,22 +348,19 @@ enum gm_status gm_share_range(struct guestmem *gm, gpa_t g, uint64_t npages,
 	return GM_OK;
 }
 
-/* Once the monitor gave memory up, the shared window is fixed: a page it
- * no longer maps cannot be shared again (there is nothing left to map it
- * with), and an unshared page is unmapped for good. */
-enum gm_status gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
+enum gm_status gm_share_in_view(struct guestmem *gm, gpa_t g, uint64_t npages, bool fixed)
 {
 	uint64_t first;
 	enum gm_status s = gm_share_range(gm, g, npages, &first);
 	if (s != GM_OK)
 		return s;
-	if (gm->mb.given_up || (gm->window_fixed && gm->protect))
+	if (fixed)
 		return sharemap_all_set(&gm->shared, first, npages) ? GM_OK : GM_EPERM;
 	sharemap_set(&gm->shared, first, npages);
 	return GM_OK;
 }
 
-enum gm_status gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
+enum gm_status gm_unshare_in_view(struct guestmem *gm, gpa_t g, uint64_t npages, bool unmap)
 {
 	uint64_t first;
 	enum gm_status s = gm_share_range(gm, g, npages, &first);
@@ -371,10 +368,24 @@ enum gm_status gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
 		return s;
 	if (gm_touches_window(first, npages))
 		return GM_EPERM;
-	if (gm->mb.given_up)
+	if (unmap)
 		gm_unmap_shared_in(gm, first, npages);
 	sharemap_clear(&gm->shared, first, npages);
 	return GM_OK;
+}
+
+/* Once the monitor gave memory up, the shared window is fixed: a page it
+ * no longer maps cannot be shared again (there is nothing left to map it
+ * with), and an unshared page is unmapped for good. */
+enum gm_status gm_share(struct guestmem *gm, gpa_t g, uint64_t npages)
+{
+	return gm_share_in_view(gm, g, npages,
+				gm->mb.given_up || (gm->window_fixed && gm->protect));
+}
+
+enum gm_status gm_unshare(struct guestmem *gm, gpa_t g, uint64_t npages)
+{
+	return gm_unshare_in_view(gm, g, npages, gm->mb.given_up);
 }
 
 bool gm_is_shared(const struct guestmem *gm, gpa_t g, uint64_t len)

@@ -39,5 +39,12 @@ void gm_unmap_shared_in(struct guestmem *gm, uint64_t first, uint64_t count);
 enum gm_status gm_share_range(struct guestmem *gm, gpa_t g, uint64_t npages, uint64_t *first);
 /* Does [first, first+count) touch the monitor window? */
 bool gm_touches_window(uint64_t first, uint64_t count);
+/* SHARE and UNSHARE on one process's view of guest memory, for gm_share
+ * and gm_unshare (the runner's, or the one process's) and the device
+ * process's (device_view.c). fixed: the shared window can no longer grow
+ * (only pages shared now may be shared again, else GM_EPERM); unmap: the
+ * pages unshared are unmapped from this process for good. */
+enum gm_status gm_share_in_view(struct guestmem *gm, gpa_t g, uint64_t npages, bool fixed);
+enum gm_status gm_unshare_in_view(struct guestmem *gm, gpa_t g, uint64_t npages, bool unmap);
 
 #endif
