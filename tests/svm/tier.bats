@@ -142,6 +142,14 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"
 	[[ "$output" == "check-svm: FAILED: no 7 kernel: "* ]] || { echo "$output"; return 1; }
 }
 
+@test "a kernel's part is demo, base, token or agent; any other is a one-line error before a VM starts" {
+	need_cmd qemu-system-x86_64 qemu-system-x86
+	run "$ROOT/tests/svm/run-svm" 7@trixie-backports:bogus
+	[ "$status" -eq 1 ]
+	[ "$output" = "run-svm: unknown part :bogus in 7@trixie-backports:bogus (demo, base, agent or token)" ] ||
+		{ echo "$output"; return 1; }
+}
+
 @test "a series takes only its own cached kernels: 6.1 is not 6.12, 7 is not 70" {
 	svm_of_series 6.1 "$T/default/6.1.0-57-amd64_6.1.192-3"
 	svm_of_series 6.12 "$T/default/6.12.118+deb12-amd64_6.12.118-1~deb12u1"
