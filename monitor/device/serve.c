@@ -76,12 +76,13 @@ static int apply(struct device *d, const struct handoff_request *rq)
 
 /* The readiness page (handoff/handoff.h): what a zero-timeout POLL would
  * answer now, for the runner to answer it without a hand-off. */
-static void publish_readiness(struct device *d, struct handoff *h)
+static uint64_t publish_readiness(struct device *d, struct handoff *h)
 {
 	uint64_t known, ready;
 	waitset_readiness(d->dev, &known, &ready);
 	atomic_store_explicit(&h->page->known, known, memory_order_relaxed);
 	atomic_store_explicit(&h->page->ready, ready, memory_order_release);
+	return ready;
 }
 
 bool device_next_request(struct device *d, struct handoff *h, struct handoff_request *out)
@@ -90,10 +91,10 @@ bool device_next_request(struct device *d, struct handoff *h, struct handoff_req
 	uint32_t seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);
 	if (seq == h->seq) {
 		if (!handoff_spin(h, &p->req_seq, seq)) {
-			publish_readiness(d, h);
+			uint64_t ready = publish_readiness(d, h);
 			atomic_store(&p->req_sleeping, 1);
 			if (atomic_load(&p->req_seq) == seq)
-				waitset_idle(d->dev, h->wake_fd);
+				waitset_idle(d->dev, h->wake_fd, ready);
 			atomic_store(&p->req_sleeping, 0);
 		}
 		seq = atomic_load_explicit(&p->req_seq, memory_order_acquire);

@@ -156,12 +156,21 @@ void waitset_readiness(struct devices *d, uint64_t *known, uint64_t *ready)
 				*ready |= CLOAK_CHAN_POLL_BIT(chan_of[k]);
 }
 
-bool waitset_idle(struct devices *d, int wake_fd)
+bool waitset_idle(struct devices *d, int wake_fd, uint64_t published)
 {
 	struct pollfd fds[CLOAK_CHAN_MAX + 1] = { { .fd = wake_fd, .events = POLLIN } };
 	unsigned chan_of[CLOAK_CHAN_MAX + 1];
 	uint64_t ready = 0;
-	unsigned n = 1 + (d ? waits(d, fds, 1, &ready, chan_of) : 0);
+	unsigned got = d ? waits(d, fds, 1, &ready, chan_of) : 0, n = 1;
+	/* A channel already published ready stays so until the guest's next
+	 * request: polled again, its socket (data the guest has not read yet)
+	 * would end every sleep at once, and this process would spin on the
+	 * CPU the guest needs until the guest reads. */
+	for (unsigned k = 1; k < 1 + got; k++)
+		if (!(published & CLOAK_CHAN_POLL_BIT(chan_of[k]))) {
+			fds[n] = fds[k];
+			chan_of[n++] = chan_of[k];
+		}
 	/* A stop request ends the sleep (EINTR), one that came before it is
 	 * seen now: the request that follows is answered with it. */
 	if (!signals_wait_begin())

@@ -25,8 +25,9 @@ int64_t waitset_wait(struct devices *d, uint64_t timeout_ns, uint64_t wait_set,
  * (*ready). d may be NULL (none). */
 void waitset_readiness(struct devices *d, uint64_t *known, uint64_t *ready);
 /* The device process between requests: sleeps until wake_fd (an eventfd)
- * is written, an open channel that is not ready now turns ready, or a stop
- * request comes; true if wake_fd was written (it is drained). */
-bool waitset_idle(struct devices *d, int wake_fd);
+ * is written, an open channel that is neither ready now nor in `published`
+ * (poll bits the readiness page already says are ready) turns ready, or a
+ * stop request comes; true if wake_fd was written (it is drained). */
+bool waitset_idle(struct devices *d, int wake_fd, uint64_t published);
 
 #endif

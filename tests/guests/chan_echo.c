@@ -20,6 +20,9 @@
  *   spin NAME MS         zero-timeout POLLs in a loop until the channel is
  *                        ready (a peer sends) or MS ms pass, then one read:
  *                        prints "ready" and the bytes, or "not ready"
+ *   hold NAME MS         one byte (its read accepts the peer), then MS ms
+ *                        reading the clock alone while the peer's next bytes
+ *                        wait unread, then those bytes: prints "held: ..."
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +173,27 @@ int main(int argc, char **argv)
 		}
 		buf[n] = 0;
 		printf("ready: read %ld: %s\n", n, (char *)buf);
+		return 0;
+	}
+	if (!strcmp(mode, "hold") && argc > 3) {
+		/* The wall clock is the runner's: the device process is idle
+		 * all through the hold, with bytes it has told the guest of
+		 * waiting in the socket. */
+		long n = cloak_chan_read(h, buf, 1, cloak_time_ns() + 20000000000ull);
+		if (n != 1) {
+			printf("first byte: %ld\n", n);
+			return 3;
+		}
+		uint64_t end = cloak_time_ns() + strtoul(argv[3], NULL, 0) * 1000000ull;
+		while (cloak_time_ns() < end)
+			;
+		n = cloak_chan_read(h, buf, sizeof buf - 1, CLOAK_CHAN_NOWAIT);
+		if (n <= 0) {
+			printf("after the hold: %ld\n", n);
+			return 3;
+		}
+		buf[n] = 0;
+		printf("held: read %ld: %s\n", n, (char *)buf);
 		return 0;
 	}
 	if (!strcmp(mode, "relay") && argc > 3)

@@ -115,6 +115,36 @@ print(out, "cpu_ms", cpu, "control", ctl_out, "cpu_ms", ctl)' \
 	[ $((BASH_REMATCH[2] - BASH_REMATCH[3])) -lt 1000 ] || { echo "spun: $output"; false; }
 }
 
+@test "the device process sleeps while bytes the guest was told of wait unread" {
+	need_kvm
+	# The guest reads one byte, then reads only the clock (the runner's
+	# call) for 4 s while the peer's next bytes wait in the socket. The
+	# device process, idle all that time, must sleep: its CPU time over a
+	# second of it stays under 0.2 s. Polling a channel it has already
+	# published as ready would end each of its sleeps at once, and it would
+	# spin on the CPU the guest needs (half of one CPU or more).
+	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" hold c 4000
+	py "$CONNECT"'
+s = connect(sys.argv[1])
+s.sendall(b"x")
+time.sleep(0.5)
+s.sendall(b"held-bytes")
+time.sleep(5)' "$TMP/c.sock" &
+	local peer=$! runner dev t1 t2
+	sleep 1.5
+	runner=$(pgrep -P "$PID") || { echo "no runner under $PID"; return 1; }
+	dev=$(pgrep -P "$runner" -x cloak-devices) || { echo "no device process under $runner"; return 1; }
+	t1=$(awk '{print $14 + $15}' "/proc/$dev/stat")
+	sleep 1
+	t2=$(awk '{print $14 + $15}' "/proc/$dev/stat")
+	finish_guest
+	wait "$peer" || true
+	[ "$status" -eq 0 ] || { echo "status $status: $output"; return 1; }
+	[[ $output == *"held: read 10: held-bytes"* ]] || { echo "$output"; return 1; }
+	[ $((t2 - t1)) -lt $(($(getconf CLK_TCK) / 5)) ] ||
+		{ echo "the device process used $((t2 - t1)) ticks of one second"; return 1; }
+}
+
 @test "connect: with no listener the guest's open is EPIPE; with one, data flows" {
 	need_kvm
 	run_cloak --channel c=connect:"$TMP/none.sock" "$ECHO" open c
