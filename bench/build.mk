@@ -9,10 +9,11 @@ $(O)/bench/bench_guestmem: bench/bench_guestmem.c $(O)/monitor/libmonitor.a
 BENCH_GUESTS := $(patsubst bench/guests/%.c,$(O)/bench/guests/%.elf,$(wildcard bench/guests/*.c))
 $(foreach g,$(BENCH_GUESTS),$(eval $(call guest_elf,$(g),$(patsubst $(O)/bench/guests/%.elf,$(O)/guest/bench/guests/%.o,$(g)))))
 
-# The device process's wake-up, futex against eventfd (monitor/handoff/handoff.c).
-$(O)/bench/bench_handoff: bench/bench_handoff.c
+# The device process's wake-up: futex, eventfd and the monitor's own wake
+# rules (monitor/handoff/handoff.c).
+$(O)/bench/bench_handoff: bench/bench_handoff.c $(O)/monitor/libmonitor.a
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -o $@ $<
+	$(CC) $(HOST_CFLAGS) -Imonitor -o $@ $< $(O)/monitor/libmonitor.a $(MONITOR_LIBS)
 CORE_BENCH_DEPS := $(O)/bench/bench_boot $(O)/bench/bench_guestmem $(BENCH_GUESTS) \
 	$(O)/bench/bench_handoff \
 	$(O)/bench/compute_ref \
