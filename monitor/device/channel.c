@@ -3,6 +3,8 @@
 #include "channel.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,14 +35,38 @@ bad:
 			"such as 0600 or 0660", spec);
 }
 
+/* fd:N, N a decimal descriptor from 3 up (0-2 are the monitor's standard
+ * streams), nothing after it. */
+static int parse_given(const char *spec, const char *num, struct channel *c, struct fail *f)
+{
+	char *end;
+	errno = 0;
+	long n = *num >= '0' && *num <= '9' ? strtol(num, &end, 10) : -1;
+	if (n >= 0 && *end == ',')
+		return fail_set(f, CLOAK_EXIT_USAGE, "--channel '%s': fd: takes no options (its "
+				"owner made the socket and set its mode)", spec);
+	if (n < 0 || errno || *end || n > INT_MAX)
+		return fail_set(f, CLOAK_EXIT_USAGE, "--channel '%s': fd: takes a descriptor "
+				"number, such as fd:3 (systemd's first socket)", spec);
+	if (n < 3)
+		return fail_set(f, CLOAK_EXIT_USAGE, "--channel '%s': descriptors 0-2 are the "
+				"monitor's standard streams; a socket passed to it is 3 or above",
+				spec);
+	c->mode = CHAN_LISTEN;
+	c->given_fd = (int)n;
+	return 0;
+}
+
 int channel_parse(const char *spec, struct channel *c, struct fail *f)
 {
 	const char *rest, *path;
 	memset(c, 0, sizeof *c);
-	c->fd = c->listen_fd = -1;
+	c->fd = c->listen_fd = c->given_fd = -1;
 	c->socket_mode = 0600;
 	if (spec_name(spec, "--channel", c->name, &rest, f))
 		return -1;
+	if (!strncmp(rest, "fd:", 3))
+		return parse_given(spec, rest + 3, c, f);
 	if (!strncmp(rest, "listen:", 7)) {
 		c->mode = CHAN_LISTEN;
 		path = rest + 7;
@@ -49,7 +75,7 @@ int channel_parse(const char *spec, struct channel *c, struct fail *f)
 		path = rest + 8;
 	} else {
 		return fail_set(f, CLOAK_EXIT_USAGE, "--channel '%s': expected NAME=listen:PATH"
-				"[,mode=0600] or NAME=connect:PATH", spec);
+				"[,mode=0600], NAME=connect:PATH or NAME=fd:N", spec);
 	}
 	const char *comma = strchr(path, ',');
 	size_t plen = comma ? (size_t)(comma - path) : strlen(path);
@@ -106,6 +132,35 @@ int channel_take_listener(struct channel *c, const struct broker_listener *l, st
 	}
 	return fail_set(f, CLOAK_EXIT_INTERNAL, "--channel %s: no listening socket for %s",
 			c->name, p);
+}
+
+int channel_take_given(struct channel *c, struct fail *f)
+{
+	int fd = c->given_fd, v[3];
+	socklen_t len = sizeof v[0];
+	struct stat st;
+	const char *what = NULL;
+	if (fstat(fd, &st) != 0)
+		what = errno == EBADF ? "not open" : "not usable";
+	else if (!S_ISSOCK(st.st_mode))
+		what = "not a socket";
+	else if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v[0], &len) || v[0] != AF_UNIX)
+		what = "not a Unix socket";
+	else if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v[1], &len) || v[1] != SOCK_STREAM)
+		what = "not a stream socket";
+	else if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v[2], &len) || !v[2])
+		what = "not listening";
+	if (what)
+		return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: descriptor %d is %s: "
+				"fd: takes a listening Unix stream socket (systemd: a .socket "
+				"unit's ListenStream= with a path)", c->name, fd, what);
+	/* The channel waits for connections in POLL, never in accept(). */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) || fcntl(fd, F_SETFD, FD_CLOEXEC))
+		return fail_set(f, CLOAK_EXIT_RESOURCE, "--channel %s: descriptor %d: %s", c->name,
+				fd, strerror(errno));
+	c->listen_fd = fd;
+	return 0;
 }
 
 static void set_connection(struct channel *c, int fd)

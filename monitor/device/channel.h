@@ -11,6 +11,12 @@
  * the guest opens again after its peer left waits for the next one; a
  * connect: channel opened again after its peer left connects again
  * (through the path broker, process/broker.h).
+ *
+ * An fd: channel is a listen: channel whose listening socket the monitor
+ * was given, open, by whoever started it (systemd's socket activation
+ * passes it as descriptor 3): the monitor checks what it is, never
+ * creates or removes a socket file for it, and leaves the socket to its
+ * owner at exit (closing only its own copy).
  */
 #ifndef CLOAK_DEVICE_CHANNEL_H
 #define CLOAK_DEVICE_CHANNEL_H
@@ -36,6 +42,7 @@ struct channel {
 	mode_t socket_mode; /* listen: the socket file's permissions */
 	unsigned index;     /* in the registry (and the broker's path list) */
 	int listen_fd;      /* listen: made by the path broker at start-up, else -1 */
+	int given_fd;       /* fd:N: N, the listening socket it was started with; else -1 */
 	int fd;             /* the connection, -1 until there is one */
 	uint32_t conn_gen;  /* changes whenever fd is closed or replaced */
 	bool opened;        /* the guest has opened it */
@@ -45,8 +52,13 @@ struct channel {
 	uint64_t bytes_in, bytes_out;
 };
 
-/* NAME=listen:PATH[,mode=OCTAL] or NAME=connect:PATH; CLOAK_EXIT_USAGE. */
+/* NAME=listen:PATH[,mode=OCTAL], NAME=connect:PATH or NAME=fd:N;
+ * CLOAK_EXIT_USAGE. */
 int channel_parse(const char *spec, struct channel *out, struct fail *f);
+/* fd:N: takes descriptor N as the channel's listening socket if it is a
+ * listening Unix stream socket (made non-blocking and close-on-exec);
+ * else CLOAK_EXIT_RESOURCE saying what it is instead. */
+int channel_take_given(struct channel *c, struct fail *f);
 /* Listen: takes the listening socket the path broker created for it
  * (process/broker.h; owner-only unless mode= said otherwise), or says why
  * there is none: CLOAK_EXIT_RESOURCE for a path that is not a socket, a

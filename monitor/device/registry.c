@@ -49,7 +49,13 @@ static int parse_all(struct devices *d, const struct options *o, struct fail *f)
 			if (!strcmp(d->chan[j].name, c->name))
 				return fail_set(f, CLOAK_EXIT_USAGE, "--channel: two channels are "
 						"named '%s'", c->name);
-			if (same_socket(d->chan[j].addr.sun_path, c->addr.sun_path))
+			const struct channel *prev = &d->chan[j];
+			if (prev->given_fd >= 0 || c->given_fd >= 0) {
+				if (prev->given_fd == c->given_fd)
+					return fail_set(f, CLOAK_EXIT_USAGE, "--channel: '%s' and "
+							"'%s' use the same descriptor %d", prev->name,
+							c->name, c->given_fd);
+			} else if (same_socket(prev->addr.sun_path, c->addr.sun_path))
 				return fail_set(f, CLOAK_EXIT_USAGE, "--channel: '%s' and '%s' use "
 						"the same socket %s", d->chan[j].name, c->name,
 						c->addr.sun_path);
@@ -71,20 +77,27 @@ int devices_check(const struct options *o, struct fail *f)
 	return r;
 }
 
-/* The path broker, which also creates the listen: channels' sockets. */
+/* The path broker, which also creates the listen: channels' sockets; not
+ * started when every channel is a socket given to the monitor (fd:). */
 static int start_broker(struct devices *d, struct fail *f)
 {
 	struct broker_path paths[CLOAK_CHAN_MAX];
 	struct broker_listener made[CLOAK_CHAN_MAX];
+	bool paths_named = false;
 	for (unsigned i = 0; i < d->nchan; i++) {
 		const struct channel *c = &d->chan[i];
-		paths[i] = (struct broker_path){ .addr = c->addr, .listen = c->mode == CHAN_LISTEN,
+		bool given = c->given_fd >= 0;
+		paths_named |= !given;
+		paths[i] = (struct broker_path){ .addr = c->addr,
+						 .listen = c->mode == CHAN_LISTEN && !given,
 						 .mode = c->socket_mode };
 	}
+	if (!paths_named)
+		return 0;
 	if (broker_start(&d->broker, paths, d->nchan, made, f))
 		return -1;
 	for (unsigned i = 0; i < d->nchan; i++)
-		if (d->chan[i].mode == CHAN_LISTEN && channel_take_listener(&d->chan[i], &made[i], f))
+		if (paths[i].listen && channel_take_listener(&d->chan[i], &made[i], f))
 			return -1;
 	return 0;
 }
@@ -111,6 +124,9 @@ int devices_setup(struct devices **out, const struct options *o, struct fail *f)
 	for (unsigned i = 0; i < d->nblock; i++)
 		if (block_open(&d->block[i], d->block, i, f))
 			return -1;
+	for (unsigned i = 0; i < d->nchan; i++)
+		if (d->chan[i].given_fd >= 0 && channel_take_given(&d->chan[i], f))
+			return -1;
 	if (d->nchan && start_broker(d, f))
 		return -1;
 	for (unsigned i = 0; i < d->nchan; i++)
@@ -125,12 +141,17 @@ int devices_setup(struct devices **out, const struct options *o, struct fail *f)
 				i, d->block[i].name, d->block[i].path,
 				(unsigned long long)d->block[i].capacity, d->block[i].sector_size,
 				d->block[i].read_only ? ", read-only" : "");
-		for (unsigned i = 0; i < d->nchan; i++)
-			fprintf(stderr, "cloak: channel %u '%s': %s %s%s\n", i, d->chan[i].name,
-				d->chan[i].mode == CHAN_LISTEN ? "listening on" : "connects to",
-				d->chan[i].addr.sun_path,
-				d->chan[i].mode == CHAN_CONNECT && d->chan[i].fd < 0
+		for (unsigned i = 0; i < d->nchan; i++) {
+			const struct channel *c = &d->chan[i];
+			if (c->given_fd >= 0)
+				fprintf(stderr, "cloak: channel %u '%s': listening on descriptor "
+					"%d, as given\n", i, c->name, c->given_fd);
+			else
+				fprintf(stderr, "cloak: channel %u '%s': %s %s%s\n", i, c->name,
+					c->mode == CHAN_LISTEN ? "listening on" : "connects to",
+					c->addr.sun_path, c->mode == CHAN_CONNECT && c->fd < 0
 					? " (nobody listens yet)" : "");
+		}
 	}
 	return 0;
 }

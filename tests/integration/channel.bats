@@ -200,7 +200,7 @@ for i in range(2):
 	need_kvm
 	run_cloak --channel c=serve:"$TMP/x" "$ECHO" open c
 	[ "$status" -eq 251 ]
-	[[ "$output" == *"expected NAME=listen:PATH[,mode=0600] or NAME=connect:PATH"* ]]
+	[[ "$output" == *"expected NAME=listen:PATH[,mode=0600], NAME=connect:PATH or NAME=fd:N"* ]]
 	touch "$TMP/file"
 	run_cloak --channel c=listen:"$TMP/file" "$ECHO" open c
 	[ "$status" -eq 247 ]
@@ -359,4 +359,105 @@ assert b == b"x"' "$TMP/c.sock" "$CLOAK" "$ECHO"
 	run_cloak --channel c=listen:"$TMP/nodir/c.sock" "$ECHO" open c
 	[ "$status" -eq 247 ]
 	[ "$output" = "cloak: --channel c: cannot listen on $TMP/nodir/c.sock: No such file or directory (the directory does not exist)" ]
+}
+
+# The listening socket a supervisor passes (systemd's socket activation):
+# --channel NAME=fd:N.
+GIVEN='
+import os, socket, subprocess, sys
+def listening(path):
+    s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(8); return s
+def start(sock, cloak, *args):
+    # The socket as descriptor 3 of the monitor, as systemd passes it.
+    # close_fds=False: only inheritable descriptors pass, and Python makes
+    # all of its own non-inheritable; dup2 makes 3 inheritable.
+    def as_three():
+        os.dup2(sock.fileno(), 3); os.set_inheritable(3, True)
+    return subprocess.Popen([cloak, "--channel", "c=fd:3"] + list(args), close_fds=False,
+                            preexec_fn=as_three, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+def client(path, data):
+    c = socket.socket(socket.AF_UNIX); c.connect(path); c.sendall(data)
+    c.shutdown(socket.SHUT_WR); got = b""
+    while True:
+        x = c.recv(65536)
+        if not x: return got
+        got += x
+'
+
+@test "fd: the guest serves on a listening socket it was given; the socket outlives the monitor and a new one serves the next peer" {
+	need_kvm
+	run py "$GIVEN"'
+path, cloak, echo = sys.argv[1:4]
+l = listening(path)
+# A peer that connected before the monitor started is served, as under
+# socket activation (systemd starts the service on that connection).
+c = socket.socket(socket.AF_UNIX); c.connect(path); c.sendall(b"early")
+m = start(l, cloak, echo, "reopen", "c", "2")
+assert c.recv(5) == b"early", "the early peer was not served"
+c.close()
+assert client(path, b"second") == b"second"
+out = m.communicate(timeout=60)[0]
+assert m.returncode == 0, out
+assert os.path.exists(path), "the monitor removed a socket it did not make"
+# The same socket, given to a second monitor, serves a peer that waited
+# in its backlog while no monitor ran (systemd restarting the service).
+c = socket.socket(socket.AF_UNIX); c.connect(path); c.sendall(b"queued"); c.shutdown(socket.SHUT_WR)
+m = start(l, cloak, echo, "echo", "c")
+assert c.recv(6) == b"queued"
+c.close()
+out = m.communicate(timeout=60)[0]
+assert m.returncode == 0, out
+print("served both monitors")' "$TMP/c.sock" "$CLOAK" "$ECHO"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "served both monitors" ]
+}
+
+@test "fd: started by systemd-socket-activate on the first connection, as a .socket unit starts a service" {
+	need_kvm
+	command -v systemd-socket-activate >/dev/null || skip "systemd-socket-activate not installed (Debian's systemd)"
+	timeout 60 systemd-socket-activate -l "$TMP/c.sock" "$CLOAK" --channel c=fd:3 "$ECHO" echo c \
+		> "$TMP/out" 2>&1 &
+	PID=$!
+	run py "$CONNECT"'
+s = connect(sys.argv[1]); s.sendall(b"activated"); s.shutdown(socket.SHUT_WR)
+print(recv_exact(s, 9).decode())' "$TMP/c.sock"
+	[ "$status" -eq 0 ] || { echo "$output"; cat "$TMP/out"; false; }
+	[ "$output" = activated ]
+	finish_guest
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"echoed 9 bytes"* ]]
+}
+
+@test "fd: a descriptor that is not a listening Unix stream socket is a one-line error (247)" {
+	need_kvm
+	touch "$TMP/file"
+	run bash -c '"$1" --channel c=fd:5 "$2" open c 5<"$3"' _ "$CLOAK" "$ECHO" "$TMP/file"
+	[ "$status" -eq 247 ] || { echo "$status: $output"; false; }
+	[ "$output" = "cloak: --channel c: descriptor 5 is not a socket: fd: takes a listening Unix stream socket (systemd: a .socket unit's ListenStream= with a path)" ]
+	run_cloak --channel c=fd:7 "$ECHO" open c
+	[ "$status" -eq 247 ]
+	[[ "$output" == *"descriptor 7 is not open"* ]]
+	run py '
+import socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])   # bound, not listening
+r = subprocess.run([sys.argv[2], "--channel", "c=fd:%d" % s.fileno(), sys.argv[3], "open", "c"],
+                   pass_fds=(s.fileno(),), capture_output=True, text=True, timeout=60)
+print(r.returncode, r.stdout + r.stderr)' "$TMP/b.sock" "$CLOAK" "$ECHO"
+	[[ "$output" == "247 cloak: --channel c: descriptor "*" is not listening"* ]] || { echo "$output"; false; }
+}
+
+@test "fd: specs are checked before anything runs: a bad number, options, a descriptor used twice (251)" {
+	run_cloak --channel c=fd:x "$ECHO" open c
+	[ "$status" -eq 251 ]
+	[ "$output" = "cloak: --channel 'c=fd:x': fd: takes a descriptor number, such as fd:3 (systemd's first socket)" ]
+	run_cloak --channel c=fd:1 "$ECHO" open c
+	[ "$status" -eq 251 ]
+	[[ "$output" == *"descriptors 0-2 are the monitor's standard streams"* ]]
+	run_cloak --channel c=fd:3,mode=0660 "$ECHO" open c
+	[ "$status" -eq 251 ]
+	[[ "$output" == *"fd: takes no options"* ]]
+	run_cloak --channel a=fd:3 --channel b=fd:3 "$ECHO" open a
+	[ "$status" -eq 251 ]
+	[ "$output" = "cloak: --channel: 'a' and 'b' use the same descriptor 3" ]
 }
