@@ -11,6 +11,10 @@
 VERSION := 0.1.0
 O ?= build
 PREFIX ?= /usr/local
+# Where libcloak and the PKCS#11 module are installed (a distribution's
+# multiarch directory: Debian's packaging passes /usr/lib/x86_64-linux-gnu);
+# the guest runtime and guest images stay in $(PREFIX)/lib/cloak.
+LIBDIR ?= $(PREFIX)/lib
 CC ?= cc
 GUEST_CC ?= $(CC)
 
@@ -42,6 +46,7 @@ include examples/build.mk
 include services/common/build.mk
 include services/ssh-agent/build.mk
 include services/pkcs11/build.mk
+include systemd/build.mk
 include libcloak/build.mk
 include tests/build.mk
 include bench/build.mk

@@ -56,7 +56,7 @@ LIBCLOAK_LIBS_OUT := $(O)/libcloak/libcloak.so $(O)/libcloak/libcloak.a \
 ALL_TARGETS += $(LIBCLOAK_LIBS_OUT)
 
 # ---- install ----
-LIBCLOAK_LIBDIR = $(DESTDIR)$(PREFIX)/lib
+LIBCLOAK_LIBDIR = $(DESTDIR)$(LIBDIR)
 LIBCLOAK_MAN3 := $(sort $(wildcard man/libcloak*.3 man/cloak_secret*.3 man/*sodium*.3))
 
 .PHONY: install-libcloak
@@ -70,7 +70,7 @@ install-libcloak: $(LIBCLOAK_LIBS_OUT)
 	done
 	install -m 644 $(O)/libcloak/libcloak.a $(LIBCLOAK_LIBDIR)/libcloak.a
 	install -m 644 include/cloak/secret.h $(DESTDIR)$(PREFIX)/include/cloak/secret.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' libcloak/cloak.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' libcloak/cloak.pc.in \
 		> $(LIBCLOAK_LIBDIR)/pkgconfig/cloak.pc
 	$(if $(LIBCLOAK_MAN3),install -m 644 $(LIBCLOAK_MAN3) $(DESTDIR)$(PREFIX)/share/man/man3)
 

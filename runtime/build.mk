@@ -51,7 +51,7 @@ RUNTIME_LIBDIR = $(DESTDIR)$(PREFIX)/lib/cloak
 .PHONY: install-runtime
 install: install-runtime
 install-runtime: $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o
-	install -d $(RUNTIME_LIBDIR)/include/cloak $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	install -d $(RUNTIME_LIBDIR)/include/cloak $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include/cloak
 	install -m 644 $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o runtime/guest.ld \
 		runtime/idt.ld $(RUNTIME_LIBDIR)/
@@ -60,4 +60,4 @@ install-runtime: $(O)/runtime/libcloakrt.a $(O)/guest/runtime/start.o
 	install -m 644 include/cloak/abi.h $(DESTDIR)$(PREFIX)/include/cloak/abi.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 		-e 's|@CFLAGS@|$(GUEST_ABI_CFLAGS)|' -e 's|@LDFLAGS@|$(GUEST_ABI_LDFLAGS)|' \
-		runtime/cloak-guest.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cloak-guest.pc
+		runtime/cloak-guest.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cloak-guest.pc

@@ -31,7 +31,7 @@ P11_MODULE_OBJ := $(patsubst %.c,$(O)/host/%.o,$(wildcard services/pkcs11/module
 	$(O)/host/services/pkcs11/guest/p11_wire.o $(WIRE_HOST_OBJ)
 $(P11_MODULE): $(P11_MODULE_OBJ) services/pkcs11/module/module.map
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -fPIC -shared -fvisibility=hidden \
+	$(CC) $(HOST_CFLAGS) $(HOST_LDFLAGS) -fPIC -shared -fvisibility=hidden \
 		-Wl,--version-script=services/pkcs11/module/module.map -Wl,-z,defs -o $@ \
 		$(P11_MODULE_OBJ) -lpthread
 $(O)/host/services/pkcs11/module/%.o: SERVICES_CFLAGS += -fvisibility=hidden
@@ -41,18 +41,20 @@ $(O)/cloak-pkcs11: services/pkcs11/cloak-pkcs11
 ALL_TARGETS += $(P11_MODULE) $(O)/cloak-pkcs11
 
 # The guest where cloak-pkcs11 looks for it ($PREFIX/lib/cloak); the
-# module where p11-kit's own modules live under PREFIX, and the module
+# module where p11-kit's own modules live under LIBDIR, and the module
 # file where p11-kit reads configuration under PREFIX (p11-kit finds it
 # when PREFIX is /usr; elsewhere point P11_KIT's user config at it:
 # docs/pkcs11.md).
 .PHONY: install-pkcs11
 install: install-pkcs11
 install-pkcs11: $(O)/services/pkcs11.elf $(P11_MODULE)
-	install -d $(DESTDIR)$(PREFIX)/lib/cloak $(DESTDIR)$(PREFIX)/lib/pkcs11 \
-		$(DESTDIR)$(PREFIX)/share/p11-kit/modules $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/lib/cloak $(DESTDIR)$(LIBDIR)/pkcs11 \
+		$(DESTDIR)$(PREFIX)/share/p11-kit/modules $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(O)/services/pkcs11.elf $(DESTDIR)$(PREFIX)/lib/cloak/pkcs11.elf
-	install -m 755 $(P11_MODULE) $(DESTDIR)$(PREFIX)/lib/pkcs11/libcloak-pkcs11.so
-	sed 's|^module: .*|module: $(PREFIX)/lib/pkcs11/libcloak-pkcs11.so|' \
+	install -m 644 man/cloak-pkcs11.1 $(DESTDIR)$(PREFIX)/share/man/man1/cloak-pkcs11.1
+	install -m 755 $(P11_MODULE) $(DESTDIR)$(LIBDIR)/pkcs11/libcloak-pkcs11.so
+	sed 's|^module: .*|module: $(LIBDIR)/pkcs11/libcloak-pkcs11.so|' \
 		services/pkcs11/module/cloak-pkcs11.module \
 		> $(DESTDIR)$(PREFIX)/share/p11-kit/modules/cloak-pkcs11.module
 	chmod 644 $(DESTDIR)$(PREFIX)/share/p11-kit/modules/cloak-pkcs11.module

@@ -24,15 +24,17 @@ KEYGEN_OBJ := $(O)/host/services/ssh-agent/guest/agent_wire.o $(WIRE_HOST_OBJ)
 $(O)/cloak-ssh-keygen: services/ssh-agent/cloak-ssh-keygen.c $(KEYGEN_OBJ) \
 		services/ssh-agent/guest/agent_wire.h services/common/wire.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) $(SSH_AGENT_CFLAGS) -o $@ $< $(KEYGEN_OBJ) -lcrypto
+	$(CC) $(HOST_CFLAGS) $(HOST_LDFLAGS) $(SERVICES_CFLAGS) $(SSH_AGENT_CFLAGS) -o $@ $< $(KEYGEN_OBJ) -lcrypto
 ALL_TARGETS += $(O)/cloak-ssh-agent $(O)/cloak-ssh-keygen
 
 # The guest where cloak-ssh-agent looks for it ($PREFIX/lib/cloak), and
-# the two commands.
+# the two commands with their man pages.
 .PHONY: install-ssh-agent
 install: install-ssh-agent
 install-ssh-agent: $(O)/services/ssh-agent.elf $(O)/cloak-ssh-keygen
-	install -d $(DESTDIR)$(PREFIX)/lib/cloak $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/lib/cloak $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(O)/services/ssh-agent.elf $(DESTDIR)$(PREFIX)/lib/cloak/ssh-agent.elf
+	install -m 644 man/cloak-ssh-agent.1 man/cloak-ssh-keygen.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 755 services/ssh-agent/cloak-ssh-agent $(DESTDIR)$(PREFIX)/bin/cloak-ssh-agent
 	install -m 755 $(O)/cloak-ssh-keygen $(DESTDIR)$(PREFIX)/bin/cloak-ssh-keygen

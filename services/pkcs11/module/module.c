@@ -2,7 +2,9 @@
 /*
  * libcloak-pkcs11.so: a PKCS#11 module whose token is a cloak guest
  * (services/pkcs11, docs/pkcs11.md). Every call goes to the token guest
- * over the socket named by CLOAK_PKCS11_SOCKET (read at C_Initialize);
+ * over the socket named by CLOAK_PKCS11_SOCKET, or without it the user's
+ * own token's, $XDG_RUNTIME_DIR/cloak-pkcs11/token.sock (read at
+ * C_Initialize);
  * this module holds no key, no PIN and no object, only the lock that
  * serialises its calls (CKF_OS_LOCKING_OK) and the random application id
  * under which the token keeps this process's login and sessions. A child
@@ -31,6 +33,27 @@ static char *sock;
 static struct rpc call;
 
 static CK_FUNCTION_LIST functions;
+
+/* The token's socket: CLOAK_PKCS11_SOCKET, else the one the systemd user
+ * unit cloak-pkcs11.socket listens on, so that programs that find this
+ * module through p11-kit reach the user's token with nothing set; NULL
+ * when neither can be named. */
+static char *token_socket(void)
+{
+	const char *s = getenv("CLOAK_PKCS11_SOCKET"), *run = getenv("XDG_RUNTIME_DIR");
+	if (s)
+		return strdup(s);
+	if (!run || run[0] != '/')
+		return NULL;
+	static const char tail[] = "/cloak-pkcs11/token.sock";
+	size_t n = strlen(run);
+	char *p = malloc(n + sizeof tail);
+	if (p) {
+		memcpy(p, run, n);
+		memcpy(p + n, tail, sizeof tail);
+	}
+	return p;
+}
 
 static void pad(unsigned char *dst, size_t n, const char *s)
 {
@@ -151,10 +174,9 @@ EXPORT CK_RV C_Initialize(CK_VOID_PTR args)
 	} else {
 		/* New, or a child after fork: a new application. The parent's
 		 * id and sessions are the parent's. */
-		const char *s = getenv("CLOAK_PKCS11_SOCKET");
 		rpc_disconnect();
 		free(sock);
-		sock = s ? strdup(s) : NULL;
+		sock = token_socket();
 		if (getrandom(app, sizeof app, 0) != sizeof app)
 			rv = CKR_FUNCTION_FAILED;
 		sign_memo_clear();

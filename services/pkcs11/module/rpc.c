@@ -39,7 +39,7 @@ static int connect_to(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	if (!path || strlen(path) >= sizeof a.sun_path) {
-		debug(path ? "socket path too long" : "CLOAK_PKCS11_SOCKET is not set", 0);
+		debug(path ? "socket path too long" : "CLOAK_PKCS11_SOCKET is not set, nor XDG_RUNTIME_DIR", 0);
 		return -1;
 	}
 	strcpy(a.sun_path, path);
