@@ -70,7 +70,8 @@ install-libcloak: $(LIBCLOAK_LIBS_OUT)
 	done
 	install -m 644 $(O)/libcloak/libcloak.a $(LIBCLOAK_LIBDIR)/libcloak.a
 	install -m 644 include/cloak/secret.h $(DESTDIR)$(PREFIX)/include/cloak/secret.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' libcloak/cloak.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+		-e 's|@VERSION@|$(VERSION)|' libcloak/cloak.pc.in \
 		> $(LIBCLOAK_LIBDIR)/pkgconfig/cloak.pc
 	$(if $(LIBCLOAK_MAN3),install -m 644 $(LIBCLOAK_MAN3) $(DESTDIR)$(PREFIX)/share/man/man3)
 
