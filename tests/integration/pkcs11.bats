@@ -328,6 +328,54 @@ sign_verify() {
 	[[ "$output" == *"not a cloak token"* ]] || { echo "$output"; return 1; }
 }
 
+@test "cloak-pkcs11 check: the user PIN from a file logs in and out; a wrong PIN, a final newline, no PIN file and no token each fail in one line" {
+	start_memory_token
+	init_token > /dev/null
+	printf '%s' "$PIN" > "$TMP/pin"
+	run "$LAUNCHER" check -p "$TMP/pin"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "$output" = "cloak-pkcs11: the token at $SOCK accepted the user PIN" ]
+	printf '%s' 000000 > "$TMP/wrong"
+	run "$LAUNCHER" check -p "$TMP/wrong"
+	[ "$status" -eq 1 ] && [ "$(grep -c '' <<< "$output")" -eq 1 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"C_Login failed: 0xa0 (CKR_PIN_INCORRECT)"* ]] || { echo "$output"; return 1; }
+	# libp11's pin-source=file: sends a final newline as part of the PIN:
+	# refused here, before any login spends a try.
+	printf '%s\n' "$PIN" > "$TMP/newline"
+	run "$LAUNCHER" check -p "$TMP/newline"
+	[ "$status" -eq 1 ] && [[ "$output" == *"ends with a newline"* ]] || { echo "$output"; return 1; }
+	run "$LAUNCHER" check -p "$TMP/absent"
+	[ "$status" -eq 1 ] && [[ "$output" == *"cannot read the PIN from $TMP/absent"* ]] || { echo "$output"; return 1; }
+	# The right PIN still works.
+	run "$LAUNCHER" check -p "$TMP/pin"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	kill "$TOKEN_PID"
+	wait "$TOKEN_PID" 2>/dev/null || true
+	TOKEN_PID=
+	run timeout 60 "$LAUNCHER" check -p "$TMP/pin"
+	[ "$status" -eq 1 ] && [ "$(grep -c '' <<< "$output")" -eq 1 ] || { echo "$output"; return 1; }
+}
+
+@test "without CLOAK_PKCS11_SOCKET the module reaches the user's own token at \$XDG_RUNTIME_DIR/cloak-pkcs11/token.sock (the systemd user socket)" {
+	need_kvm
+	local run=$TMP/run
+	mkdir -p "$run/cloak-pkcs11"
+	chmod 700 "$run"
+	(umask 077; exec "$CLOAK" --timeout=900 --channel p11=listen:"$run/cloak-pkcs11/token.sock" "$P11_ELF") \
+		> "$TMP/monitor.out" 2>&1 &
+	TOKEN_PID=$!
+	wait_for_line "$TOKEN_PID" "$TMP/monitor.out" '^pkcs11: ready'
+	export CLOAK_PKCS11_SOCKET=$run/cloak-pkcs11/token.sock
+	init_token > /dev/null
+	unset CLOAK_PKCS11_SOCKET
+	run env XDG_RUNTIME_DIR="$run" timeout 120 pkcs11-tool --module "$MODULE" -T
+	[[ "$output" == *"cloak-test"* ]] || { echo "$output"; return 1; }
+	# The control: another runtime directory, no token.
+	mkdir -p "$TMP/other"
+	run env XDG_RUNTIME_DIR="$TMP/other" timeout 120 pkcs11-tool --module "$MODULE" -T
+	[[ "$output" != *"cloak-test"* ]] || { echo "$output"; return 1; }
+}
+
 @test "make install: the launcher, guest and module work from PREFIX, and p11-kit finds the module through its .module file" {
 	need_kvm
 	local prefix=$TMP/prefix home=$TMP/home

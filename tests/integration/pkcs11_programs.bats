@@ -182,6 +182,30 @@ record_traffic() {
 	[ "$status" -eq 60 ] || { echo "$output"; return 1; }
 }
 
+@test "nginx logs in with the PIN from pin-source=file: readable by root alone (as a systemd credential is), no PIN in nginx.conf; its workers serve" {
+	need_native_cpu
+	start_token
+	import_key
+	engine_conf
+	# The master (root) reads it; the workers (nobody) cannot, and need
+	# not: libp11 logs them in again with the PIN it read. No final
+	# newline: libp11 would send it as part of the PIN.
+	printf '%s' "$PIN" > "$TMP/pin"
+	chmod 400 "$TMP/pin"
+	run ! runuser -u nobody -- cat "$TMP/pin"
+	KEY_URI="pkcs11:token=cloak-test;object=web;type=private?pin-source=file:$TMP/pin"
+	self_signed
+	nginx_start
+	run ! grep -F "$PIN" "$NG/nginx.conf"
+	fetch 20 > "$TMP/out" 2>&1
+	[ "$(grep -c '^hello from nginx$' "$TMP/out")" -eq 20 ] || { sort "$TMP/out" | uniq -c; tail "$NG/error.log"; return 1; }
+	# The control: the same URI on a file with a wrong PIN signs nothing.
+	printf '%s' 000000 > "$TMP/pin.wrong"
+	KEY_URI="pkcs11:token=cloak-test;object=web;type=private?pin-source=file:$TMP/pin.wrong"
+	run self_signed
+	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+}
+
 @test "no byte of the token's key in any nginx process, a worker's core dump or the channel traffic, in any encoding; controls find it" {
 	core_pattern=$(cat /proc/sys/kernel/core_pattern)
 	[[ $core_pattern != "|"* && $core_pattern != */* ]] ||
