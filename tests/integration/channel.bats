@@ -428,8 +428,7 @@ print(recv_exact(s, 9).decode())' "$TMP/c.sock"
 	[ "$status" -eq 0 ] || { echo "$output"; cat "$TMP/out"; false; }
 	[ "$output" = activated ]
 	finish_guest
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[[ "$output" == *"echoed 9 bytes"* ]]
+	[ "$status" -eq 0 ] && [[ "$output" == *"echoed 9 bytes"* ]] || { echo "$status: $output"; false; }
 }
 
 @test "fd: a descriptor that is not a listening Unix stream socket is a one-line error (247)" {
