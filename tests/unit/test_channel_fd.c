@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "devices/channel.h"
+#include "device/channel.h"
 
 /* A Unix socket of this type, bound to a fresh path, listening or not. */
 static int unix_socket(int type, bool listening, char *path, size_t len)
