@@ -122,6 +122,42 @@ private_keys() {
 	[[ "$output" == *"found big-endian"* ]] || { echo "$output"; return 1; }
 }
 
+# serial: the token's serial number, as pkcs11-tool prints it.
+serial() {
+	p11 -T | sed -n 's/^ *serial num *: *//p'
+}
+
+@test "store: the serial number is the same after a restart, so a pkcs11: URI with serial= (p11tool's) finds the token again; a new token (init -f) has a new one" {
+	need_store
+	need_cmd p11tool gnutls-bin
+	new_store
+	local first uri
+	first=$(serial)
+	[ ${#first} -eq 16 ] || { echo "serial '$first'"; return 1; }
+	uri=$(timeout 120 p11tool --provider "$MODULE" --list-token-urls | grep 'token=stored')
+	[[ $uri == *"serial=$first"* ]] || { echo "$uri"; return 1; }
+	stop_token
+	start_token
+	[ "$(serial)" = "$first" ]
+	run timeout 120 p11tool --provider "$MODULE" --list-token-urls
+	[[ $output == *"$uri"* ]] || { echo "$output"; return 1; }
+	# The URI with serial= names the token: its objects list through it.
+	run p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --id 07 --label byserial
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	export GNUTLS_PIN=$PIN
+	run timeout 120 p11tool --provider "$MODULE" --login --list-privkeys "$uri"
+	[[ $output == *byserial* ]] || { echo "$output"; return 1; }
+	# The control: another serial finds no token.
+	run timeout 120 p11tool --provider "$MODULE" --login --list-privkeys "pkcs11:serial=0000000000000000"
+	[[ $output != *byserial* ]] || { echo "$output"; return 1; }
+	stop_token
+	run "$LAUNCHER" init -f -s "$IMG" --label stored < <(printf '%s\n%s\n' "$SO_PIN" "$PIN") 3>&-
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	start_token
+	[ "$(serial)" != "$first" ]
+	[ ${#first} -eq 16 ]
+}
+
 @test "store: wrong PINs get CKR_PIN_INCORRECT until the tries run out, then CKR_PIN_LOCKED with the token's flags; the count survives a restart; the SO unlocks with a new user PIN" {
 	need_store
 	new_store

@@ -4,3 +4,11 @@ $(eval $(call unit_test,test_pkcs11,$(P11_HOST_OBJ),-l:libbearssl.a -l:libmbedcr
 $(O)/tests/test_pkcs11: HOST_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
 $(O)/san/tests/test_pkcs11: SAN_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
 $(O)/tests/test_pkcs11 $(O)/san/tests/test_pkcs11: $(wildcard services/pkcs11/guest/*.h services/common/*.h)
+# A test fixture (services/pkcs11/testing/p11_host_token.c): the same
+# handler served on a socket, for the suites that drive the module with
+# real programs where no KVM runs the guest.
+$(O)/tests/p11_host_token: services/pkcs11/testing/p11_host_token.c $(P11_HOST_OBJ) $(wildcard services/pkcs11/guest/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) $(P11_CFLAGS) -o $@ $< $(P11_HOST_OBJ) \
+		-l:libbearssl.a -l:libmbedcrypto.a $(NETTLE_LIBS)
+ALL_TARGETS += $(O)/tests/p11_host_token

@@ -413,6 +413,41 @@ static void test_try_spent_before_derivation(void **state)
 	}
 }
 
+/* The store id (the token's serial number comes from it) stays the same
+ * through commits, PIN changes and reopening, and is new after a format. */
+static void store_id(struct fake *f, uint8_t id[P11_STORE_ID_LEN])
+{
+	struct p11_store st;
+	struct p11_store_dev d = dev_of(f);
+	struct p11_store_info info;
+	assert_int_equal(p11_store_open(&st, &d), 0);
+	p11_store_get_info(&st, &info);
+	p11_store_close(&st);
+	memcpy(id, info.id, P11_STORE_ID_LEN);
+}
+
+static void test_store_id_stable(void **state)
+{
+	struct fake f;
+	new_store(&f, 512);
+	uint8_t first[P11_STORE_ID_LEN], again[P11_STORE_ID_LEN], zero[P11_STORE_ID_LEN] = { 0 };
+	store_id(&f, first);
+	assert_memory_not_equal(first, zero, sizeof zero);
+	uint8_t blob[100];
+	fill(blob, sizeof blob, 9);
+	commit_blob(&f, blob, sizeof blob);
+	struct p11_store st;
+	struct p11_store_dev d = dev_of(&f);
+	assert_int_equal(p11_store_open(&st, &d), 0);
+	assert_int_equal(p11_store_change_pin(&st, P11_STORE_USER, PIN(USER), PIN("5678")), 0);
+	p11_store_close(&st);
+	store_id(&f, again);
+	assert_memory_equal(first, again, sizeof first);
+	format(&f); /* a new token over the old one */
+	store_id(&f, again);
+	assert_memory_not_equal(first, again, sizeof first);
+}
+
 static void test_change_pin_rewraps_only(void **state)
 {
 	struct fake f;
@@ -994,6 +1029,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_host_sees_ciphertext),
 		cmocka_unit_test(test_wrong_pin_counter),
 		cmocka_unit_test(test_try_spent_before_derivation),
+		cmocka_unit_test(test_store_id_stable),
 		cmocka_unit_test(test_change_pin_rewraps_only),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_write_error_needs_reopen),

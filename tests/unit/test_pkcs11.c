@@ -405,6 +405,31 @@ static void test_sessions_and_pins(void **state)
 	assert_int_equal(send_req(), CKR_ARGUMENTS_BAD);
 }
 
+/* The serial number: the one the token was given, until C_InitToken
+ * makes a new token in memory, which gets a new one (16 hex digits). */
+static void test_serial(void **state)
+{
+	begin(P11_OP_TOKEN_INFO, app1);
+	assert_int_equal(send_req(), CKR_OK);
+	wire_get_raw(&r, P11_LABEL);
+	assert_memory_equal(wire_get_raw(&r, P11_SERIAL), "unit", 4);
+	begin(P11_OP_CLOSE_ALL, app1);
+	assert_int_equal(send_req(), CKR_OK);
+	uint8_t label[P11_LABEL];
+	memset(label, ' ', sizeof label);
+	begin(P11_OP_INIT_TOKEN, app1);
+	wire_put_string(&w, "87654321", 8);
+	wire_put_raw(&w, label, sizeof label);
+	assert_int_equal(send_req(), CKR_OK);
+	begin(P11_OP_TOKEN_INFO, app1);
+	assert_int_equal(send_req(), CKR_OK);
+	wire_get_raw(&r, P11_LABEL);
+	const uint8_t *serial = wire_get_raw(&r, P11_SERIAL);
+	assert_memory_not_equal(serial, "unit", 4);
+	for (int i = 0; i < P11_SERIAL; i++)
+		assert_non_null(memchr("0123456789abcdef", serial[i], 16));
+}
+
 /* Applications that come and go (pings from 2 * P11_APPS_MAX new ids)
  * take the slots of others without sessions, never app1's. */
 static void test_apps_evicted(void **state)
@@ -791,6 +816,7 @@ int main(void)
 		cmocka_unit_test_setup(test_sign_init_sign_errors, setup),
 		cmocka_unit_test_setup(test_private_value, setup),
 		cmocka_unit_test_setup(test_sessions_and_pins, setup),
+		cmocka_unit_test_setup(test_serial, setup),
 		cmocka_unit_test_setup(test_apps_evicted, setup),
 		cmocka_unit_test_setup(test_blob, setup),
 		cmocka_unit_test_setup(test_rsa_sign, setup),

@@ -143,7 +143,8 @@ int main(int argc, char **argv)
 	service_options("pkcs11", argc, argv, "--test-stall-commit", &stall, &idle_ns, &message_ns);
 	if (stall)
 		p11_persist_stall_commit();
-	/* A serial number drawn at boot (a new one each start, store or not). */
+	/* A serial number drawn at boot; a store replaces it by its own, the
+	 * same at every start (p11_persist_open). */
 	br_hmac_drbg_context drbg;
 	uint8_t rnd[P11_SERIAL / 2], serial[P11_SERIAL];
 	if (!env_seed(NULL, &drbg)) {
@@ -152,10 +153,7 @@ int main(int argc, char **argv)
 	}
 	br_hmac_drbg_generate(&drbg, rnd, sizeof rnd);
 	wipe(&drbg, sizeof drbg);
-	for (unsigned i = 0; i < sizeof rnd; i++) {
-		serial[2 * i] = "0123456789abcdef"[rnd[i] >> 4];
-		serial[2 * i + 1] = "0123456789abcdef"[rnd[i] & 15];
-	}
+	p11_serial_of(rnd, serial);
 	p11_token_init(&token, &env, serial);
 	if (p11_persist_open(&token, &env.persist, store_report, sizeof store_report))
 		return 1;

@@ -235,7 +235,19 @@ static CK_RV ps_commit(void *ctx, struct p11_token *t)
 	return rv;
 }
 
-static CK_RV ps_init_token(void *ctx, const uint8_t *so_pin, uint32_t len, const uint8_t *label)
+_Static_assert(P11_STORE_ID_LEN >= P11_SERIAL / 2, "a serial from the store id");
+
+/* The token's serial number: from the store's id, which a format draws
+ * and nothing else changes. */
+static void serial_of_store(uint8_t serial[P11_SERIAL])
+{
+	struct p11_store_info info;
+	p11_store_get_info(&p.st, &info);
+	p11_serial_of(info.id, serial);
+}
+
+static CK_RV ps_init_token(void *ctx, const uint8_t *so_pin, uint32_t len, const uint8_t *label,
+			   uint8_t serial[P11_SERIAL])
 {
 	(void)ctx;
 	if (p.formatted) {
@@ -265,6 +277,7 @@ static CK_RV ps_init_token(void *ctx, const uint8_t *so_pin, uint32_t len, const
 		return rv_of(r);
 	}
 	p.formatted = true;
+	serial_of_store(serial);
 	return CKR_OK;
 }
 
@@ -362,6 +375,7 @@ int p11_persist_open(struct p11_token *t, const struct p11_persist **ps, char *r
 	t->initialized = true;
 	t->so.set = t->user.set = true;
 	memcpy(t->label, info.label, P11_LABEL);
+	serial_of_store(t->serial);
 	t->objects.next_handle = PRELOGIN_HANDLES;
 	snprintf(report, report_len, "store: generation %llu, tries left user %u SO %u",
 		 (unsigned long long)info.generation, info.tries_left[0], info.tries_left[1]);

@@ -23,6 +23,14 @@ void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_
 		t->apps[i].login = P11_NOBODY;
 }
 
+void p11_serial_of(const uint8_t id[P11_SERIAL / 2], uint8_t serial[P11_SERIAL])
+{
+	for (unsigned i = 0; i < P11_SERIAL / 2; i++) {
+		serial[2 * i] = "0123456789abcdef"[id[i] >> 4];
+		serial[2 * i + 1] = "0123456789abcdef"[id[i] & 15];
+	}
+}
+
 /* ---- PINs in memory: a salted SHA-256, for a token without a store
  * (with one, the store checks PINs: a slow derivation and a persisted
  * retry counter; docs/pkcs11-store.md). */
@@ -318,7 +326,7 @@ static CK_RV op_init_token(struct p11_call *c)
 	if (ps) {
 		CK_RV rv = pin_len(pin.len);
 		if (rv == CKR_OK)
-			rv = ps->init_token(ps->ctx, pin.p, pin.len, label);
+			rv = ps->init_token(ps->ctx, pin.p, pin.len, label, c->t->serial);
 		if (rv != CKR_OK)
 			return rv;
 		c->t->so.set = true;
@@ -328,6 +336,14 @@ static CK_RV op_init_token(struct p11_call *c)
 		CK_RV rv = pin_set(c->t, &c->t->so, pin.p, pin.len);
 		if (rv != CKR_OK)
 			return rv;
+		/* A token initialised again is a new token: a new serial. */
+		br_hmac_drbg_context drbg;
+		uint8_t id[P11_SERIAL / 2];
+		if (c->t->initialized && c->t->env->seed(c->t->env->ctx, &drbg)) {
+			br_hmac_drbg_generate(&drbg, id, sizeof id);
+			p11_serial_of(id, c->t->serial);
+		}
+		wipe(&drbg, sizeof drbg);
 	}
 	/* A new token: no user PIN, no objects, nobody logged in. */
 	wipe(&c->t->user, sizeof c->t->user);

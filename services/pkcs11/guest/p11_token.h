@@ -45,8 +45,11 @@ struct p11_persist {
 	 * last stored set (session objects kept). */
 	CK_RV (*commit)(void *ctx, struct p11_token *t);
 	/* A new store: this SO PIN and label, no objects, a user PIN nobody
-	 * knows (C_InitPIN sets it). Checks the old SO PIN first, if any. */
-	CK_RV (*init_token)(void *ctx, const uint8_t *so_pin, uint32_t len, const uint8_t *label);
+	 * knows (C_InitPIN sets it). Checks the old SO PIN first, if any.
+	 * The new token's serial number (from the new store's id) goes to
+	 * serial. */
+	CK_RV (*init_token)(void *ctx, const uint8_t *so_pin, uint32_t len, const uint8_t *label,
+			    uint8_t serial[P11_SERIAL]);
 	/* C_InitPIN (the SO logged in) and C_SetPIN (who's old PIN checked). */
 	CK_RV (*init_pin)(void *ctx, const uint8_t *pin, uint32_t len);
 	CK_RV (*set_pin)(void *ctx, unsigned long who, const uint8_t *old, uint32_t olen,
@@ -114,6 +117,11 @@ struct p11_token {
 };
 
 void p11_token_init(struct p11_token *t, const struct p11_env *env, const uint8_t serial[P11_SERIAL]);
+/* A serial number (CK_TOKEN_INFO.serialNumber, 16 characters) from 8
+ * bytes that name one token: a store's id (kept in the store, so the same
+ * across restarts and new only for a new token), or random bytes for a
+ * token in memory only. */
+void p11_serial_of(const uint8_t id[P11_SERIAL / 2], uint8_t serial[P11_SERIAL]);
 /* Handles one request body and writes the reply body to out (room for
  * P11_BODY_MAX): its length, or 0 if the request is not one (bad
  * version, unknown op, malformed): the caller then ends the connection.

@@ -62,6 +62,7 @@ enum { W_SALT = 0, W_OPS = 16, W_MEM = 20, W_NONCE = 24, W_KEY = 48, WRAP_LEN = 
 _Static_assert(W_KEY + KEYLEN + TAG == WRAP_LEN, "wrap layout");
 _Static_assert(H_WRAP + 2 * WRAP_LEN == H_MAC, "header layout");
 _Static_assert(H_END <= 512, "a header fits the smallest sector");
+_Static_assert(H_LABEL - H_ID == P11_STORE_ID_LEN, "the store id's length");
 _Static_assert(crypto_pwhash_argon2id_SALTBYTES == 16, "salt size");
 
 /* Subkeys of the data key (crypto_kdf): the blob's AEAD key, the MAC's. */
@@ -440,6 +441,7 @@ void p11_store_get_info(const struct p11_store *st, struct p11_store_info *info)
 		info->kdf[r].mem_kib = get32(w + W_MEM);
 	}
 	info->generation = get64(st->hdr + H_GEN);
+	memcpy(info->id, st->hdr + H_ID, P11_STORE_ID_LEN);
 }
 
 /* 0 for an open store that can take a call, else the code to return. */

@@ -89,11 +89,15 @@ struct p11_store {
 	uint8_t key[32];              /* the data key, while unlocked */
 };
 
+/* The store id's length (header bytes 32-47). */
+#define P11_STORE_ID_LEN 16
+
 struct p11_store_info {
 	char label[P11_STORE_LABEL_LEN];
 	uint32_t tries_left[2];       /* per role; 0: locked */
 	struct p11_store_kdf kdf[2];  /* per role */
 	uint64_t generation;          /* commits since format (1 after it) */
+	uint8_t id[P11_STORE_ID_LEN]; /* the store id: random at format, then fixed */
 };
 
 /* Writes a new store (an empty blob) over whatever the device holds; safe

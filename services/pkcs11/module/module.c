@@ -797,9 +797,12 @@ EXPORT CK_RV C_SignFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR sigl
 	return leave(sign_done(s, sign_result(sig, siglen), !sig));
 }
 
+/* The token seeds its generator from its own sources at every call
+ * (docs/pkcs11.md): it takes no seed from a caller. */
 EXPORT CK_RV C_SeedRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR seed, CK_ULONG len)
 {
-	return CKR_RANDOM_SEED_NOT_SUPPORTED;
+	ENTER(seed || !len);
+	return leave(CKR_RANDOM_SEED_NOT_SUPPORTED);
 }
 
 EXPORT CK_RV C_GenerateRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG len)
@@ -824,11 +827,14 @@ EXPORT CK_RV C_GenerateRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG len
 	return leave(CKR_OK);
 }
 
-/* Everything else. */
+/* Everything else: CKR_FUNCTION_NOT_SUPPORTED, once initialised (before
+ * C_Initialize, and in a child after fork() until it calls it again,
+ * every function answers CKR_CRYPTOKI_NOT_INITIALIZED). */
 #define NS(name, ...)                                   \
 	EXPORT CK_RV name(__VA_ARGS__)                  \
 	{                                               \
-		return CKR_FUNCTION_NOT_SUPPORTED;      \
+		ENTER(true);                            \
+		return leave(CKR_FUNCTION_NOT_SUPPORTED); \
 	}
 NS(C_GetOperationState, CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG_PTR len)
 NS(C_SetOperationState, CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG len, CK_OBJECT_HANDLE e, CK_OBJECT_HANDLE a)
@@ -866,14 +872,18 @@ NS(C_DeriveKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE b, CK_
    CK_OBJECT_HANDLE_PTR k)
 NS(C_WaitForSlotEvent, CK_FLAGS f, CK_SLOT_ID_PTR slot, CK_VOID_PTR r)
 
+/* The legacy parallel functions: PKCS#11 has them answer
+ * CKR_FUNCTION_NOT_PARALLEL. */
 EXPORT CK_RV C_GetFunctionStatus(CK_SESSION_HANDLE s)
 {
-	return CKR_FUNCTION_NOT_PARALLEL;
+	ENTER(true);
+	return leave(CKR_FUNCTION_NOT_PARALLEL);
 }
 
 EXPORT CK_RV C_CancelFunction(CK_SESSION_HANDLE s)
 {
-	return CKR_FUNCTION_NOT_PARALLEL;
+	ENTER(true);
+	return leave(CKR_FUNCTION_NOT_PARALLEL);
 }
 
 #define F(name) .name = name
