@@ -3,17 +3,19 @@
  * The PKCS#11 token guest's frame decoding and request handling
  * (services/pkcs11) on hostile input. Each input is a run of requests on a
  * token that is already initialised, with a user PIN, a logged-in session
- * and an EC P-256 key pair made in it (so signing, attributes and search
- * are in reach). The input is cut into pieces:
+ * an EC P-256 key pair, an AES-256 key and an HMAC key made in it (so
+ * signing, verifying, encryption, digests, attributes and search are in
+ * reach). The input is cut into pieces:
  *   u8 sel, u16 len, len bytes
- * where sel's low 5 bits pick the operation and bit 7 the application (of
+ * where sel's low 6 bits pick the operation and bit 7 the application (of
  * two); the bytes are its arguments. sel 0xff sends the bytes as a whole
  * body, header included, and 0xfe as a frame through p11_frame_len.
  * Invariants, besides the sanitizers: every reply is well-formed (version,
- * the request's op, a CK_RV) and fits, and the private key's scalar
- * appears in none; after the run, a free object slot holds no byte (freed
- * objects are wiped) and the token objects survive save/load/save byte
- * for byte.
+ * the request's op, a CK_RV) and fits, and neither the private key's
+ * scalar nor a secret key's value appears in any; after the run, a free
+ * object slot holds no byte (freed objects are wiped), the token objects
+ * survive save/load/save byte for byte, and ending every session's
+ * operations frees all they held (LeakSanitizer).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,7 +42,9 @@ static struct p11_token base, tok;
 static struct p11_objects copy;
 static uint8_t out[P11_BODY_MAX], req[P11_BODY_MAX], blob[P11_OBJECTS_MAX * (P11_OBJ_DATA + 2048)],
 	blob2[sizeof blob];
-static uint8_t scalar[32];
+/* The values no reply may hold: the private scalar, the AES key's, the
+ * HMAC key's. */
+static uint8_t secrets[3][32];
 static const uint8_t apps[2][P11_APP_ID] = { { 1 }, { 2 } };
 
 /* Hands body to token t; the reply's length, r positioned on its
@@ -85,6 +89,17 @@ static void login(uint64_t s, CK_USER_TYPE who, const char *pin)
 	setup_call();
 }
 
+/* Keeps object h's CKA_VALUE (32 bytes) as secrets[i]. */
+static void keep_value(uint64_t h, int i)
+{
+	struct p11_object *k = p11_objects_get(&base.objects, h);
+	uint32_t len;
+	const uint8_t *d = k ? p11_obj_attr(k, CKA_VALUE, &len) : NULL;
+	if (!d || len != sizeof secrets[i])
+		abort();
+	memcpy(secrets[i], d, sizeof secrets[i]);
+}
+
 static void setup(void)
 {
 	static const uint8_t serial[P11_SERIAL] = "fuzz";
@@ -120,17 +135,27 @@ static void setup(void)
 	p11_put_template(&w, priv, 2);
 	r = setup_call();
 	wire_get_u64(&r);
-	struct p11_object *k = p11_objects_get(&base.objects, wire_get_u64(&r));
-	uint32_t len;
-	const uint8_t *d = k ? p11_obj_attr(k, CKA_VALUE, &len) : NULL;
-	if (!d || len != sizeof scalar)
-		abort();
-	memcpy(scalar, d, sizeof scalar);
+	keep_value(wire_get_u64(&r), 0);
+	/* Secret keys, made in the token: AES (handle 3) and HMAC (4). */
+	static const CK_MECHANISM_TYPE gens[2] = { CKM_AES_KEY_GEN, CKM_GENERIC_SECRET_KEY_GEN };
+	for (int i = 0; i < 2; i++) {
+		CK_ULONG len = 32;
+		CK_ATTRIBUTE t[] = { { CKA_VALUE_LEN, &len, sizeof len }, { CKA_TOKEN, &yes, 1 } };
+		begin(P11_OP_GENERATE_KEY);
+		wire_put_u64(&w, s);
+		wire_put_u64(&w, gens[i]);
+		wire_put_string(&w, NULL, 0);
+		p11_put_template(&w, t, 2);
+		r = setup_call();
+		keep_value(wire_get_u64(&r), 1 + i);
+	}
 }
 
 static void check(void)
 {
 	static const struct p11_object zero;
+	for (unsigned i = 0; i < P11_SESSIONS_MAX; i++)
+		p11_session_end_ops(&tok, &tok.sessions[i], false);
 	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++)
 		if (!tok.objects.o[i].handle && memcmp(&tok.objects.o[i], &zero, sizeof zero))
 			abort(); /* a freed object left bytes behind */
@@ -165,16 +190,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			struct wire_writer fw;
 			wire_writer_init(&fw, req, sizeof req);
-			p11_put_request(&fw, (enum p11_op)(sel & 0x1f), apps[sel >> 7]);
+			p11_put_request(&fw, (enum p11_op)(sel & 0x3f), apps[sel >> 7]);
 			wire_put_raw(&fw, data, len);
 			n = fw.len;
 		}
 		struct wire_reader r;
 		n = call(&tok, req, n, &r);
-		if (n >= sizeof scalar)
-			for (size_t i = 0; i + sizeof scalar <= n; i++)
-				if (!memcmp(out + i, scalar, sizeof scalar))
-					abort(); /* the private key left the token */
+		for (int k = 0; k < 3; k++)
+			for (size_t i = 0; i + sizeof secrets[k] <= n; i++)
+				if (!memcmp(out + i, secrets[k], sizeof secrets[k]))
+					abort(); /* a key's value left the token */
 	next:
 		data += len;
 		size -= len;

@@ -356,16 +356,18 @@ static void test_private_value(void **state)
 	wire_put_u32(&w, 10);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(wire_get_u32(&r), 0);
-	/* Imports that ask for an extractable or readable key are refused. */
+	/* Imports that ask for a readable key, or an extractable one that
+	 * could be wrapped under any key, are refused. */
 	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
 	CK_KEY_TYPE kt = CKK_EC;
 	uint8_t v[32] = { [31] = 7 };
 	for (int i = 0; i < 2; i++) {
 		CK_ATTRIBUTE imp[] = { { CKA_CLASS, &cls, sizeof cls }, { CKA_KEY_TYPE, &kt, sizeof kt },
 				       { CKA_EC_PARAMS, (void *)p256, sizeof p256 }, { CKA_VALUE, v, sizeof v },
-				       { i ? CKA_EXTRACTABLE : CKA_SENSITIVE, i ? &yes : &no, 1 } };
+				       { i ? CKA_EXTRACTABLE : CKA_SENSITIVE, i ? &yes : &no, 1 },
+				       { CKA_WRAP_WITH_TRUSTED, &no, 1 } };
 		begin_session(P11_OP_CREATE_OBJECT);
-		p11_put_template(&w, imp, 5);
+		p11_put_template(&w, imp, 5 + i);
 		assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	}
 	/* Destroyed: no copy of the scalar is left anywhere in the token. */
@@ -505,6 +507,39 @@ static EVP_PKEY *rsa_pubkey(uint64_t obj)
 	OSSL_PARAM_BLD_free(b);
 	BN_free(bn);
 	BN_free(be);
+	return pk;
+}
+
+/* The token's private key as OpenSSL's, its parts read out of the
+ * token's state (only a test can). */
+static EVP_PKEY *rsa_privkey(uint64_t obj)
+{
+	static const char *const names[P11_RSA_PARTS] = {
+		OSSL_PKEY_PARAM_RSA_N,	       OSSL_PKEY_PARAM_RSA_E,	      OSSL_PKEY_PARAM_RSA_D,
+		OSSL_PKEY_PARAM_RSA_FACTOR1,   OSSL_PKEY_PARAM_RSA_FACTOR2,   OSSL_PKEY_PARAM_RSA_EXPONENT1,
+		OSSL_PKEY_PARAM_RSA_EXPONENT2, OSSL_PKEY_PARAM_RSA_COEFFICIENT1,
+	};
+	const struct p11_object *k = p11_objects_get(&tok.objects, obj);
+	assert_non_null(k);
+	OSSL_PARAM_BLD *b = OSSL_PARAM_BLD_new();
+	BIGNUM *bn[P11_RSA_PARTS];
+	for (int i = 0; i < P11_RSA_PARTS; i++) {
+		uint32_t len;
+		const uint8_t *v = p11_obj_attr(k, p11_rsa_attr[i], &len);
+		assert_non_null(v);
+		bn[i] = BN_bin2bn(v, (int)len, NULL);
+		assert_true(OSSL_PARAM_BLD_push_BN(b, names[i], bn[i]));
+	}
+	OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(b);
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+	EVP_PKEY *pk = NULL;
+	assert_int_equal(EVP_PKEY_fromdata_init(ctx), 1);
+	assert_int_equal(EVP_PKEY_fromdata(ctx, &pk, EVP_PKEY_KEYPAIR, params), 1);
+	EVP_PKEY_CTX_free(ctx);
+	OSSL_PARAM_free(params);
+	OSSL_PARAM_BLD_free(b);
+	for (int i = 0; i < P11_RSA_PARTS; i++)
+		BN_free(bn[i]);
 	return pk;
 }
 
@@ -758,6 +793,7 @@ static CK_RV decrypt(const uint8_t *in, size_t len, uint64_t room, uint8_t *pt, 
 	begin_session(P11_OP_DECRYPT);
 	wire_put_u8(&w, 0);
 	wire_put_u64(&w, room);
+	wire_put_u64(&w, len);
 	wire_put_string(&w, in, len);
 	CK_RV rv = send_req();
 	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
@@ -808,6 +844,902 @@ static void test_rsa_decrypt(void **state)
 	EVP_PKEY_free(pk);
 }
 
+
+/* ---- secret keys, AES, MACs, digests (checked against OpenSSL, which
+ * the token never calls, and known answers) */
+
+#include <openssl/core_names.h>
+#include <openssl/hmac.h>
+
+static const CK_BBOOL yes_ = CK_TRUE, no_ = CK_FALSE;
+
+/* A secret key imported with value v (len bytes), usable for everything
+ * but unwrapping; extra attributes after. Its handle, or 0 with *rv. */
+static uint64_t secret_key_with(CK_KEY_TYPE kt, const uint8_t *v, size_t len, const CK_ATTRIBUTE *extra,
+				unsigned nextra, CK_RV *rv)
+{
+	CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+	CK_ATTRIBUTE t[16] = { { CKA_CLASS, &cls, sizeof cls }, { CKA_KEY_TYPE, &kt, sizeof kt },
+			       { CKA_VALUE, (void *)v, len } };
+	unsigned n = 3;
+	for (unsigned i = 0; i < nextra; i++)
+		t[n++] = extra[i];
+	begin_session(P11_OP_CREATE_OBJECT);
+	p11_put_template(&w, t, n);
+	*rv = send_req();
+	return *rv == CKR_OK ? wire_get_u64(&r) : 0;
+}
+
+static uint64_t secret_key(CK_KEY_TYPE kt, const uint8_t *v, size_t len)
+{
+	CK_RV rv;
+	uint64_t h = secret_key_with(kt, v, len, NULL, 0, &rv);
+	assert_int_equal(rv, CKR_OK);
+	return h;
+}
+
+static CK_RV op_init(enum p11_op op, CK_MECHANISM_TYPE mech, const void *param, size_t plen, uint64_t key)
+{
+	begin_session(op);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, param, plen);
+	if (op != P11_OP_DIGEST_INIT)
+		wire_put_u64(&w, key);
+	return send_req();
+}
+
+/* ENCRYPT or DECRYPT of a whole message (room: the caller's buffer). */
+static CK_RV crypt_whole(enum p11_op op, const uint8_t *in, size_t len, uint64_t room, uint8_t *dst,
+			 uint32_t *outlen)
+{
+	begin_session(op);
+	wire_put_u8(&w, 0);
+	wire_put_u64(&w, room);
+	wire_put_u64(&w, len);
+	wire_put_string(&w, in, len);
+	CK_RV rv = send_req();
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		return rv;
+	uint32_t got;
+	*outlen = (uint32_t)get_result(dst, P11_DATA_MAX + 64, &got);
+	assert_true(rv != CKR_OK || got == *outlen);
+	return rv;
+}
+
+/* An UPDATE (total: its length) or a FINAL (update false): its output
+ * appended at dst + *at. */
+static CK_RV crypt_part(enum p11_op op, bool update, const uint8_t *in, size_t len, uint8_t *dst, size_t *at)
+{
+	begin_session(op);
+	wire_put_u8(&w, 0);
+	wire_put_u64(&w, 1 << 20);
+	if (update) {
+		wire_put_u64(&w, len);
+		wire_put_string(&w, in, len);
+	}
+	CK_RV rv = send_req();
+	if (rv != CKR_OK)
+		return rv;
+	uint32_t got;
+	get_result(dst + *at, P11_DATA_MAX + 64, &got);
+	*at += got;
+	return CKR_OK;
+}
+
+/* A message through the multi-part calls in pieces of step bytes; the
+ * whole output in dst, its length returned (or ~0 with *rv). */
+static size_t crypt_multi(bool encrypt, const uint8_t *in, size_t len, size_t step, uint8_t *dst, CK_RV *rv)
+{
+	enum p11_op up = encrypt ? P11_OP_ENCRYPT_UPDATE : P11_OP_DECRYPT_UPDATE;
+	enum p11_op fin = encrypt ? P11_OP_ENCRYPT_FINAL : P11_OP_DECRYPT_FINAL;
+	size_t at = 0;
+	for (size_t off = 0; off < len; off += step)
+		if ((*rv = crypt_part(up, true, in + off, len - off < step ? len - off : step, dst, &at)) != CKR_OK)
+			return ~(size_t)0;
+	/* A FINAL may come in pieces (a GCM decryption longer than a frame). */
+	for (;;) {
+		size_t before = at;
+		begin_session(fin);
+		wire_put_u8(&w, 0);
+		wire_put_u64(&w, 1 << 20);
+		if ((*rv = send_req()) != CKR_OK)
+			return ~(size_t)0;
+		uint64_t total = wire_get_u64(&r);
+		struct wire_bytes v = p11_get_bytes(&r, P11_BODY_MAX);
+		assert_true(wire_done(&r));
+		memcpy(dst + at, v.p, v.len);
+		at += v.len;
+		if (at - before == total)
+			return at;
+	}
+}
+
+/* OpenSSL's AES in the mode mech (CTR with a 128-bit counter, GCM with
+ * its tag appended). */
+static size_t ossl_aes(bool enc, CK_MECHANISM_TYPE mech, const uint8_t *key, size_t klen, const uint8_t *iv,
+		       size_t ivlen, const uint8_t *aad, size_t aadlen, size_t taglen, const uint8_t *in,
+		       size_t len, uint8_t *dst)
+{
+	const EVP_CIPHER *c;
+	switch (mech) {
+	case CKM_AES_ECB: c = klen == 16 ? EVP_aes_128_ecb() : klen == 24 ? EVP_aes_192_ecb() : EVP_aes_256_ecb(); break;
+	case CKM_AES_CTR: c = klen == 16 ? EVP_aes_128_ctr() : klen == 24 ? EVP_aes_192_ctr() : EVP_aes_256_ctr(); break;
+	case CKM_AES_GCM: c = klen == 16 ? EVP_aes_128_gcm() : klen == 24 ? EVP_aes_192_gcm() : EVP_aes_256_gcm(); break;
+	default: c = klen == 16 ? EVP_aes_128_cbc() : klen == 24 ? EVP_aes_192_cbc() : EVP_aes_256_cbc(); break;
+	}
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	int n = 0, m = 0;
+	assert_int_equal(EVP_CipherInit_ex(x, c, NULL, NULL, NULL, enc), 1);
+	if (mech == CKM_AES_GCM)
+		assert_int_equal(EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_IVLEN, (int)ivlen, NULL), 1);
+	assert_int_equal(EVP_CipherInit_ex(x, NULL, NULL, key, iv, enc), 1);
+	EVP_CIPHER_CTX_set_padding(x, mech == CKM_AES_CBC_PAD);
+	if (mech == CKM_AES_GCM) {
+		if (aadlen)
+			assert_int_equal(EVP_CipherUpdate(x, NULL, &n, aad, (int)aadlen), 1);
+		if (!enc) {
+			len -= taglen;
+			assert_int_equal(EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_TAG, (int)taglen, (void *)(in + len)), 1);
+		}
+	}
+	assert_int_equal(EVP_CipherUpdate(x, dst, &n, in, (int)len), 1);
+	int ok = EVP_CipherFinal_ex(x, dst + n, &m);
+	if (!ok) {
+		EVP_CIPHER_CTX_free(x);
+		return ~(size_t)0;
+	}
+	if (mech == CKM_AES_GCM && enc)
+		assert_int_equal(EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_GET_TAG, (int)taglen, dst + n + m), 1);
+	EVP_CIPHER_CTX_free(x);
+	return (size_t)(n + m) + (mech == CKM_AES_GCM && enc ? taglen : 0);
+}
+
+/* The GCM parameter as it travels (p11_aes.h). */
+static size_t gcm_param(uint8_t *p, const uint8_t *iv, size_t ivlen, const uint8_t *aad, size_t aadlen,
+			size_t tagbits)
+{
+	struct wire_writer pw;
+	wire_writer_init(&pw, p, 4096);
+	wire_put_u64(&pw, 8 * ivlen);
+	wire_put_u64(&pw, tagbits);
+	wire_put_string(&pw, iv, ivlen);
+	wire_put_string(&pw, aad, aadlen);
+	return pw.len;
+}
+
+static void fill_bytes(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 5));
+}
+
+/* FIPS-197's AES-128 example through the token (ECB), then every mode,
+ * key size and a range of message lengths, single-part and in pieces of
+ * several sizes, against OpenSSL, both ways. */
+static void test_aes_modes(void **state)
+{
+	static const uint8_t k197[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	static const uint8_t p197[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+					  0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+	static const uint8_t c197[16] = { 0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
+					  0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a };
+	static uint8_t in[3000], want[3100], got[3100], back[3100];
+	uint32_t n;
+	uint64_t key = secret_key(CKK_AES, k197, 16);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_ECB, NULL, 0, key), CKR_OK);
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, p197, 16, 16, got, &n), CKR_OK);
+	assert_int_equal(n, 16);
+	assert_memory_equal(got, c197, 16);
+	static const CK_MECHANISM_TYPE modes[] = { CKM_AES_ECB, CKM_AES_CBC, CKM_AES_CBC_PAD, CKM_AES_CTR,
+						   CKM_AES_GCM };
+	static const size_t lens[] = { 0, 1, 15, 16, 17, 33, 64, 1000, 2999 };
+	static const size_t steps[] = { 1, 7, 16, 100 };
+	for (unsigned ks = 16; ks <= 32; ks += 8) {
+		uint8_t kv[32], iv[16], aad[20];
+		fill_bytes(kv, ks, ks);
+		fill_bytes(iv, sizeof iv, 3);
+		fill_bytes(aad, sizeof aad, 5);
+		key = secret_key(CKK_AES, kv, ks);
+		for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
+			CK_MECHANISM_TYPE mech = modes[mi];
+			uint8_t param[256];
+			size_t plen = 0, ivlen = 16;
+			if (mech == CKM_AES_CBC || mech == CKM_AES_CBC_PAD) {
+				memcpy(param, iv, 16), plen = 16;
+			} else if (mech == CKM_AES_CTR) {
+				CK_AES_CTR_PARAMS cp = { 128, { 0 } };
+				memcpy(cp.cb, iv, 16);
+				cp.cb[12] = cp.cb[13] = cp.cb[14] = 0xff; /* the low 32 bits wrap: a carry */
+				memcpy(iv, cp.cb, 16);
+				memcpy(param, &cp, sizeof cp), plen = sizeof cp;
+			} else if (mech == CKM_AES_GCM) {
+				ivlen = 12;
+				plen = gcm_param(param, iv, ivlen, aad, sizeof aad, 128);
+			}
+			for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+				size_t len = lens[li];
+				if ((mech == CKM_AES_ECB || mech == CKM_AES_CBC) && len % 16)
+					continue;
+				fill_bytes(in, len, (unsigned)(len + mi));
+				size_t wl = ossl_aes(true, mech, kv, ks, mech == CKM_AES_ECB ? NULL : iv, ivlen, aad,
+						     sizeof aad, 16, in, len, want);
+				assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, mech, param, plen, key), CKR_OK);
+				assert_int_equal(crypt_whole(P11_OP_ENCRYPT, in, len, sizeof got, got, &n), CKR_OK);
+				assert_int_equal(n, wl);
+				assert_memory_equal(got, want, wl);
+				assert_int_equal(op_init(P11_OP_DECRYPT_INIT, mech, param, plen, key), CKR_OK);
+				assert_int_equal(crypt_whole(P11_OP_DECRYPT, want, wl, sizeof back, back, &n), CKR_OK);
+				assert_int_equal(n, len);
+				assert_memory_equal(back, in, len);
+				for (size_t si = 0; si < sizeof steps / sizeof steps[0]; si++) {
+					CK_RV rv;
+					if (len > 1000 && steps[si] < 16)
+						continue;
+					assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, mech, param, plen, key), CKR_OK);
+					size_t m = crypt_multi(true, in, len, steps[si], got, &rv);
+					assert_int_equal(rv, CKR_OK);
+					assert_int_equal(m, wl);
+					assert_memory_equal(got, want, wl);
+					assert_int_equal(op_init(P11_OP_DECRYPT_INIT, mech, param, plen, key), CKR_OK);
+					m = crypt_multi(false, want, wl, steps[si], back, &rv);
+					assert_int_equal(rv, CKR_OK);
+					assert_int_equal(m, len);
+					assert_memory_equal(back, in, len);
+				}
+			}
+		}
+	}
+}
+
+/* Refusals: lengths, padding, tags, parameters, keys; a length query and
+ * a buffer too small keep the operation. */
+static void test_aes_errors(void **state)
+{
+	uint8_t kv[16] = { 1 }, iv[16] = { 2 }, buf[256], dst[512];
+	uint32_t n;
+	uint64_t key = secret_key(CKK_AES, kv, 16);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_CBC, iv, 15, key), CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_ECB, iv, 16, key), CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_CBC, iv, 16, priv), CKR_KEY_TYPE_INCONSISTENT);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_DES3_CBC, iv, 16, key), CKR_MECHANISM_INVALID);
+	/* Not whole blocks. */
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_CBC, iv, 16, key), CKR_OK);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_CBC, iv, 16, key), CKR_OPERATION_ACTIVE);
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, buf, 17, sizeof dst, dst, &n), CKR_DATA_LEN_RANGE);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_CBC, iv, 16, key), CKR_OK);
+	size_t at = 0;
+	assert_int_equal(crypt_part(P11_OP_ENCRYPT_UPDATE, true, buf, 17, dst, &at), CKR_OK);
+	assert_int_equal(at, 16);
+	assert_int_equal(crypt_part(P11_OP_ENCRYPT_FINAL, false, NULL, 0, dst, &at), CKR_DATA_LEN_RANGE);
+	assert_int_equal(crypt_part(P11_OP_ENCRYPT_FINAL, false, NULL, 0, dst, &at), CKR_OPERATION_NOT_INITIALIZED);
+	/* A buffer too small, then a length query, then the real thing. */
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_CBC_PAD, iv, 16, key), CKR_OK);
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, buf, 20, 31, dst, &n), CKR_BUFFER_TOO_SMALL);
+	assert_int_equal(n, 32);
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, buf, 20, 32, dst, &n), CKR_OK);
+	/* Padding that does not check (the last byte 0, then 17). */
+	uint8_t bad[32];
+	for (int v = 0; v < 2; v++) {
+		uint8_t plain[32];
+		memset(plain, v ? 17 : 0, sizeof plain);
+		ossl_aes(true, CKM_AES_CBC, kv, 16, iv, 16, NULL, 0, 0, plain, 32, bad);
+		assert_int_equal(op_init(P11_OP_DECRYPT_INIT, CKM_AES_CBC_PAD, iv, 16, key), CKR_OK);
+		assert_int_equal(crypt_whole(P11_OP_DECRYPT, bad, 32, sizeof dst, dst, &n), CKR_ENCRYPTED_DATA_INVALID);
+	}
+	/* A GCM tag changed: nothing comes dst. */
+	uint8_t param[128], aad[3] = { 9, 9, 9 };
+	size_t plen = gcm_param(param, iv, 12, aad, 3, 96);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_GCM, param, plen, key), CKR_OK);
+	memset(buf, 'g', 100);
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, buf, 100, sizeof dst, dst, &n), CKR_OK);
+	assert_int_equal(n, 112);
+	dst[111] ^= 1;
+	assert_int_equal(op_init(P11_OP_DECRYPT_INIT, CKM_AES_GCM, param, plen, key), CKR_OK);
+	CK_RV rv;
+	uint8_t back[256];
+	assert_int_equal(crypt_multi(false, dst, 112, 50, back, &rv), ~(size_t)0);
+	assert_int_equal(rv, CKR_ENCRYPTED_DATA_INVALID);
+	assert_true(wire_done(&r)); /* the CK_RV alone */
+	assert_int_equal(op_init(P11_OP_DECRYPT_INIT, CKM_AES_GCM, param, gcm_param(param, iv, 12, aad, 3, 90),
+			     key),
+			 CKR_MECHANISM_PARAM_INVALID);
+	/* CTR: an 8-bit counter at 0xfe takes two blocks, not three. */
+	CK_AES_CTR_PARAMS cp = { 8, { 0 } };
+	cp.cb[15] = 0xfe;
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_CTR, &cp, sizeof cp, key), CKR_OK);
+	at = 0;
+	assert_int_equal(crypt_part(P11_OP_ENCRYPT_UPDATE, true, buf, 32, dst, &at), CKR_OK);
+	assert_int_equal(crypt_part(P11_OP_ENCRYPT_UPDATE, true, buf, 1, dst, &at), CKR_DATA_LEN_RANGE);
+	/* A key that may not encrypt. */
+	CK_ATTRIBUTE noenc[] = { { CKA_ENCRYPT, (void *)&no_, 1 } };
+	uint64_t k2 = secret_key_with(CKK_AES, kv, 16, noenc, 1, &rv);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_ECB, NULL, 0, k2), CKR_KEY_FUNCTION_NOT_PERMITTED);
+	/* A GCM decryption longer than a frame: its message comes dst in
+	 * pieces once the tag checks. */
+	static uint8_t big[3 * P11_DATA_MAX], bigct[3 * P11_DATA_MAX + 16], bigback[3 * P11_DATA_MAX + 16];
+	fill_bytes(big, sizeof big, 77);
+	plen = gcm_param(param, iv, 12, NULL, 0, 128);
+	size_t wl = ossl_aes(true, CKM_AES_GCM, kv, 16, iv, 12, NULL, 0, 16, big, sizeof big, bigct);
+	assert_int_equal(op_init(P11_OP_DECRYPT_INIT, CKM_AES_GCM, param, plen, key), CKR_OK);
+	assert_int_equal(crypt_multi(false, bigct, wl, P11_DATA_MAX, bigback, &rv), sizeof big);
+	assert_memory_equal(bigback, big, sizeof big);
+}
+
+/* RFC 3394 4.1 and RFC 5649 6's examples, then wrap and unwrap against
+ * OpenSSL's for every length up to 70 bytes and the three key sizes; a
+ * changed byte does not unwrap. */
+static void test_aes_key_wrap(void **state)
+{
+	static const uint8_t kek1[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	static const uint8_t data1[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+					   0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+	static const uint8_t want1[24] = { 0x1f, 0xa6, 0x8b, 0x0a, 0x81, 0x12, 0xb4, 0x47, 0xae, 0xf3, 0x4b, 0xd8,
+					   0xfb, 0x5a, 0x7b, 0x82, 0x9d, 0x3e, 0x86, 0x23, 0x71, 0xd2, 0xcf, 0xe5 };
+	static const uint8_t kek2[24] = { 0x58, 0x40, 0xdf, 0x6e, 0x29, 0xb0, 0x2a, 0xf1, 0xab, 0x49, 0x3b, 0x70,
+					  0x5b, 0xf1, 0x6e, 0xa1, 0xae, 0x83, 0x38, 0xf4, 0xdc, 0xc1, 0x76, 0xa8 };
+	static const uint8_t data2[20] = { 0xc3, 0x7b, 0x7e, 0x64, 0x92, 0x58, 0x43, 0x40, 0xbe, 0xd1,
+					   0x22, 0x07, 0x80, 0x89, 0x41, 0x15, 0x50, 0x68, 0xf7, 0x38 };
+	static const uint8_t want2[32] = { 0x13, 0x8b, 0xde, 0xaa, 0x9b, 0x8f, 0xa7, 0xfc, 0x61, 0xf9, 0x77,
+					   0x42, 0xe7, 0x22, 0x48, 0xee, 0x5a, 0xe6, 0xae, 0x53, 0x60, 0xd1,
+					   0xae, 0x6a, 0x5f, 0x54, 0xf3, 0x73, 0xfa, 0x54, 0x3b, 0x6a };
+	static const uint8_t data3[7] = { 0x46, 0x6f, 0x72, 0x50, 0x61, 0x73, 0x69 };
+	static const uint8_t want3[16] = { 0xaf, 0xbe, 0xb0, 0xf0, 0x7d, 0xfb, 0xf5, 0x41,
+					   0x92, 0x00, 0xf2, 0xcc, 0xb5, 0x0b, 0xb2, 0x4f };
+	uint8_t dst[128], back[128];
+	size_t n;
+	assert_int_equal(p11_aes_wrap(false, kek1, 16, data1, 16, dst), 24);
+	assert_memory_equal(dst, want1, 24);
+	assert_int_equal(p11_aes_wrap(true, kek2, 24, data2, 20, dst), 32);
+	assert_memory_equal(dst, want2, 32);
+	assert_true(p11_aes_unwrap(true, kek2, 24, want2, 32, back, &n));
+	assert_int_equal(n, 20);
+	assert_memory_equal(back, data2, 20);
+	assert_int_equal(p11_aes_wrap(true, kek2, 24, data3, 7, dst), 16);
+	assert_memory_equal(dst, want3, 16);
+	assert_true(p11_aes_unwrap(true, kek2, 24, want3, 16, back, &n));
+	assert_int_equal(n, 7);
+	assert_memory_equal(back, data3, 7);
+	for (unsigned ks = 16; ks <= 32; ks += 8) {
+		uint8_t kek[32], in[72];
+		fill_bytes(kek, ks, ks);
+		for (size_t len = 1; len <= 70; len++) {
+			fill_bytes(in, len, (unsigned)len);
+			for (int pad = 0; pad < 2; pad++) {
+				size_t wl = p11_aes_wrap(pad, kek, ks, in, len, dst);
+				if (!pad && (len % 8 || len < 16)) {
+					assert_int_equal(wl, 0);
+					continue;
+				}
+				/* OpenSSL's, for the same input. */
+				const EVP_CIPHER *c = pad ? (ks == 16 ? EVP_aes_128_wrap_pad() : ks == 24 ? EVP_aes_192_wrap_pad() : EVP_aes_256_wrap_pad())
+							  : (ks == 16 ? EVP_aes_128_wrap() : ks == 24 ? EVP_aes_192_wrap() : EVP_aes_256_wrap());
+				EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+				EVP_CIPHER_CTX_set_flags(x, EVP_CIPHER_CTX_FLAG_WRAP_ALLOW);
+				uint8_t ref[128];
+				int rl = 0, fl = 0;
+				assert_int_equal(EVP_EncryptInit_ex(x, c, NULL, kek, NULL), 1);
+				assert_int_equal(EVP_EncryptUpdate(x, ref, &rl, in, (int)len), 1);
+				assert_int_equal(EVP_EncryptFinal_ex(x, ref + rl, &fl), 1);
+				EVP_CIPHER_CTX_free(x);
+				assert_int_equal(wl, (size_t)(rl + fl));
+				assert_memory_equal(dst, ref, wl);
+				assert_true(p11_aes_unwrap(pad, kek, ks, dst, wl, back, &n));
+				assert_int_equal(n, len);
+				assert_memory_equal(back, in, len);
+				for (size_t i = 0; i < wl; i += 5) { /* the control: any byte changed */
+					dst[i] ^= 0x10;
+					assert_false(p11_aes_unwrap(pad, kek, ks, dst, wl, back, &n));
+					dst[i] ^= 0x10;
+				}
+			}
+		}
+	}
+}
+
+/* A MAC or signature through SIGN (or the multi-part calls, steps > 0)
+ * and checked by VERIFY; its bytes in sig. */
+static CK_RV mac_sign(CK_MECHANISM_TYPE mech, uint64_t key, const uint8_t *msg, size_t len, size_t step,
+		      uint8_t *sig, uint32_t *siglen)
+{
+	begin_session(P11_OP_SIGN_INIT);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, NULL, 0);
+	wire_put_u64(&w, key);
+	CK_RV rv = send_req();
+	if (rv != CKR_OK)
+		return rv;
+	if (step) {
+		for (size_t off = 0; off < len; off += step) {
+			begin_session(P11_OP_SIGN_UPDATE);
+			wire_put_string(&w, msg + off, len - off < step ? len - off : step);
+			assert_int_equal(send_req(), CKR_OK);
+		}
+		begin_session(P11_OP_SIGN_FINAL);
+		wire_put_u8(&w, 0);
+		wire_put_u64(&w, 512);
+	} else {
+		begin_session(P11_OP_SIGN);
+		wire_put_u8(&w, 0);
+		wire_put_u64(&w, 512);
+		wire_put_string(&w, msg, len);
+	}
+	if ((rv = send_req()) != CKR_OK)
+		return rv;
+	uint32_t got;
+	*siglen = (uint32_t)get_result(sig, 512, &got);
+	return CKR_OK;
+}
+
+static CK_RV verify_req(CK_MECHANISM_TYPE mech, const void *param, size_t plen, uint64_t key, const uint8_t *msg,
+			size_t len, size_t step, const uint8_t *sig, size_t siglen)
+{
+	CK_RV rv = op_init(P11_OP_VERIFY_INIT, mech, param, plen, key);
+	if (rv != CKR_OK)
+		return rv;
+	if (!step) {
+		begin_session(P11_OP_VERIFY);
+		wire_put_string(&w, msg, len);
+		wire_put_string(&w, sig, siglen);
+		return send_req();
+	}
+	for (size_t off = 0; off < len; off += step) {
+		begin_session(P11_OP_VERIFY_UPDATE);
+		wire_put_string(&w, msg + off, len - off < step ? len - off : step);
+		assert_int_equal(send_req(), CKR_OK);
+	}
+	begin_session(P11_OP_VERIFY_FINAL);
+	wire_put_string(&w, sig, siglen);
+	return send_req();
+}
+
+/* HMAC with SHA-1 and SHA-2 and AES-CMAC against OpenSSL (and RFC 4231's
+ * test case 6), single- and multi-part, verified by the token; a changed
+ * MAC, a short one and a key too short refused. */
+static void test_macs(void **state)
+{
+	static const struct {
+		CK_MECHANISM_TYPE mech;
+		const char *md;
+		size_t len;
+	} hmacs[] = { { CKM_SHA_1_HMAC, "SHA1", 20 }, { CKM_SHA256_HMAC, "SHA256", 32 },
+		      { CKM_SHA384_HMAC, "SHA384", 48 }, { CKM_SHA512_HMAC, "SHA512", 64 } };
+	/* RFC 4231 4.7: a 131-byte key of 0xaa. */
+	static const char msg6[] = "Test Using Larger Than Block-Size Key - Hash Key First";
+	static const uint8_t want6[32] = { 0x60, 0xe4, 0x31, 0x59, 0x1e, 0xe0, 0xb6, 0x7f, 0x0d, 0x8a, 0x26,
+					   0xaa, 0xcb, 0xf5, 0xb7, 0x7f, 0x8e, 0x0b, 0xc6, 0x21, 0x37, 0x28,
+					   0xc5, 0x14, 0x05, 0x46, 0x04, 0x0f, 0x0e, 0xe3, 0x7f, 0x54 };
+	uint8_t kv[131], msg[300], sig[64], want[64];
+	uint32_t n;
+	memset(kv, 0xaa, sizeof kv);
+	uint64_t k6 = secret_key(CKK_GENERIC_SECRET, kv, sizeof kv);
+	assert_int_equal(mac_sign(CKM_SHA256_HMAC, k6, (const uint8_t *)msg6, strlen(msg6), 0, sig, &n), CKR_OK);
+	assert_int_equal(n, 32);
+	assert_memory_equal(sig, want6, 32);
+	fill_bytes(msg, sizeof msg, 11);
+	for (size_t i = 0; i < sizeof hmacs / sizeof hmacs[0]; i++) {
+		for (size_t klen = hmacs[i].len; klen <= 131; klen += 37) {
+			fill_bytes(kv, klen, (unsigned)klen);
+			uint64_t key = secret_key(CKK_GENERIC_SECRET, kv, klen);
+			unsigned wl = 0;
+			HMAC(EVP_get_digestbyname(hmacs[i].md), kv, (int)klen, msg, sizeof msg, want, &wl);
+			for (size_t step = 0; step <= 64; step += 32) {
+				assert_int_equal(mac_sign(hmacs[i].mech, key, msg, sizeof msg, step, sig, &n), CKR_OK);
+				assert_int_equal(n, wl);
+				assert_memory_equal(sig, want, wl);
+				assert_int_equal(verify_req(hmacs[i].mech, NULL, 0, key, msg, sizeof msg, step, sig, n), CKR_OK);
+				sig[n - 1] ^= 1;
+				assert_int_equal(verify_req(hmacs[i].mech, NULL, 0, key, msg, sizeof msg, step, sig, n),
+						 CKR_SIGNATURE_INVALID);
+				assert_int_equal(verify_req(hmacs[i].mech, NULL, 0, key, msg, sizeof msg, step, sig, n - 1),
+						 CKR_SIGNATURE_LEN_RANGE);
+			}
+		}
+		/* Shorter than the hash's output: SoftHSM2's bound. */
+		uint64_t short_key = secret_key(CKK_GENERIC_SECRET, kv, hmacs[i].len - 1);
+		assert_int_equal(mac_sign(hmacs[i].mech, short_key, msg, 1, 0, sig, &n), CKR_KEY_SIZE_RANGE);
+	}
+	/* The empty message, by the multi-part calls (SIGN_FINAL alone). */
+	uint64_t k20 = secret_key(CKK_GENERIC_SECRET, kv, 20);
+	unsigned wl = 0;
+	HMAC(EVP_sha1(), kv, 20, NULL, 0, want, &wl);
+	assert_int_equal(mac_sign(CKM_SHA_1_HMAC, k20, NULL, 0, 1, sig, &n), CKR_OK);
+	assert_memory_equal(sig, want, 20);
+	/* CMAC. */
+	for (unsigned ks = 16; ks <= 32; ks += 8) {
+		fill_bytes(kv, ks, ks + 1);
+		uint64_t key = secret_key(CKK_AES, kv, ks);
+		for (size_t len = 0; len <= 100; len += 25) {
+			EVP_MAC *mac = EVP_MAC_fetch(NULL, "CMAC", NULL);
+			EVP_MAC_CTX *mc = EVP_MAC_CTX_new(mac);
+			const char *cipher = ks == 16 ? "AES-128-CBC" : ks == 24 ? "AES-192-CBC" : "AES-256-CBC";
+			OSSL_PARAM ps[] = { OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, (char *)cipher, 0),
+					    OSSL_PARAM_construct_end() };
+			size_t ml = 0;
+			assert_int_equal(EVP_MAC_init(mc, kv, ks, ps), 1);
+			assert_int_equal(EVP_MAC_update(mc, msg, len), 1);
+			assert_int_equal(EVP_MAC_final(mc, want, &ml, sizeof want), 1);
+			EVP_MAC_CTX_free(mc);
+			EVP_MAC_free(mac);
+			assert_int_equal(mac_sign(CKM_AES_CMAC, key, msg, len, len % 2 ? 7 : 0, sig, &n), CKR_OK);
+			assert_int_equal(n, 16);
+			assert_memory_equal(sig, want, 16);
+			assert_int_equal(verify_req(CKM_AES_CMAC, NULL, 0, key, msg, len, 9, sig, n), CKR_OK);
+		}
+	}
+	/* A MAC mechanism with a key of another type. */
+	assert_int_equal(mac_sign(CKM_SHA256_HMAC, priv, msg, 1, 0, sig, &n), CKR_KEY_TYPE_INCONSISTENT);
+}
+
+static CK_RV digest_req(enum p11_op op, const uint8_t *data, size_t len, uint8_t *dst, uint32_t *outlen)
+{
+	begin_session(op);
+	wire_put_u8(&w, 0);
+	wire_put_u64(&w, 64);
+	if (op == P11_OP_DIGEST)
+		wire_put_string(&w, data, len);
+	CK_RV rv = send_req();
+	if (rv == CKR_OK) {
+		uint32_t got;
+		*outlen = (uint32_t)get_result(dst, 64, &got);
+	}
+	return rv;
+}
+
+/* SHA-1 and SHA-2 against OpenSSL (and FIPS 180's "abc"), single- and
+ * multi-part, with C_DigestKey of a secret key (its value's hash); a
+ * private key is indigestible. */
+static void test_digests(void **state)
+{
+	static const uint8_t abc256[32] = { 0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40,
+					    0xde, 0x5d, 0xae, 0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17,
+					    0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad };
+	static const struct {
+		CK_MECHANISM_TYPE mech;
+		const char *md;
+	} ds[] = { { CKM_SHA_1, "SHA1" }, { CKM_SHA256, "SHA256" }, { CKM_SHA384, "SHA384" }, { CKM_SHA512, "SHA512" } };
+	uint8_t dst[64], want[64], msg[500], kv[32];
+	uint32_t n;
+	assert_int_equal(op_init(P11_OP_DIGEST_INIT, CKM_SHA256, NULL, 0, 0), CKR_OK);
+	assert_int_equal(digest_req(P11_OP_DIGEST, (const uint8_t *)"abc", 3, dst, &n), CKR_OK);
+	assert_memory_equal(dst, abc256, 32);
+	fill_bytes(msg, sizeof msg, 4);
+	fill_bytes(kv, sizeof kv, 8);
+	uint64_t key = secret_key(CKK_AES, kv, sizeof kv);
+	for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+		unsigned wl;
+		EVP_Digest(msg, sizeof msg, want, &wl, EVP_get_digestbyname(ds[i].md), NULL);
+		assert_int_equal(op_init(P11_OP_DIGEST_INIT, ds[i].mech, NULL, 0, 0), CKR_OK);
+		assert_int_equal(digest_req(P11_OP_DIGEST, msg, sizeof msg, dst, &n), CKR_OK);
+		assert_int_equal(n, wl);
+		assert_memory_equal(dst, want, wl);
+		assert_int_equal(op_init(P11_OP_DIGEST_INIT, ds[i].mech, NULL, 0, 0), CKR_OK);
+		for (size_t off = 0; off < sizeof msg; off += 99) {
+			begin_session(P11_OP_DIGEST_UPDATE);
+			wire_put_string(&w, msg + off, sizeof msg - off < 99 ? sizeof msg - off : 99);
+			assert_int_equal(send_req(), CKR_OK);
+		}
+		assert_int_equal(digest_req(P11_OP_DIGEST_FINAL, NULL, 0, dst, &n), CKR_OK);
+		assert_memory_equal(dst, want, wl);
+		/* msg || key's value || msg */
+		EVP_MD_CTX *x = EVP_MD_CTX_new();
+		EVP_DigestInit_ex(x, EVP_get_digestbyname(ds[i].md), NULL);
+		EVP_DigestUpdate(x, msg, 10);
+		EVP_DigestUpdate(x, kv, sizeof kv);
+		EVP_DigestUpdate(x, msg, 10);
+		EVP_DigestFinal_ex(x, want, &wl);
+		EVP_MD_CTX_free(x);
+		assert_int_equal(op_init(P11_OP_DIGEST_INIT, ds[i].mech, NULL, 0, 0), CKR_OK);
+		for (int part = 0; part < 3; part++) {
+			begin_session(part == 1 ? P11_OP_DIGEST_KEY : P11_OP_DIGEST_UPDATE);
+			if (part == 1)
+				wire_put_u64(&w, key);
+			else
+				wire_put_string(&w, msg, 10);
+			assert_int_equal(send_req(), CKR_OK);
+		}
+		assert_int_equal(digest_req(P11_OP_DIGEST_FINAL, NULL, 0, dst, &n), CKR_OK);
+		assert_memory_equal(dst, want, wl);
+	}
+	assert_int_equal(op_init(P11_OP_DIGEST_INIT, CKM_SHA256, NULL, 0, 0), CKR_OK);
+	begin_session(P11_OP_DIGEST_KEY);
+	wire_put_u64(&w, priv);
+	assert_int_equal(send_req(), CKR_KEY_INDIGESTIBLE);
+	assert_int_equal(op_init(P11_OP_DIGEST_INIT, CKM_MD5, NULL, 0, 0), CKR_MECHANISM_INVALID);
+}
+
+/* A boolean attribute as the token reads it back (-1: refused). */
+static int battr(uint64_t obj, uint64_t type)
+{
+	uint32_t len;
+	CK_RV rv;
+	const uint8_t *v = attr(obj, type, &len, &rv);
+	return rv == CKR_OK && len == 1 ? v[0] : -1;
+}
+
+static CK_RV set_bool_attr(uint64_t obj, uint64_t type, bool v)
+{
+	CK_ATTRIBUTE t[] = { { type, (void *)(v ? &yes_ : &no_), 1 } };
+	begin_session(P11_OP_SET_ATTRS);
+	wire_put_u64(&w, obj);
+	p11_put_template(&w, t, 1);
+	return send_req();
+}
+
+static CK_RV generate_secret(CK_MECHANISM_TYPE mech, CK_ULONG len, const CK_ATTRIBUTE *extra, unsigned n,
+			     uint64_t *key)
+{
+	CK_ATTRIBUTE t[12] = { { CKA_VALUE_LEN, &len, sizeof len } };
+	for (unsigned i = 0; i < n; i++)
+		t[1 + i] = extra[i];
+	begin_session(P11_OP_GENERATE_KEY);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, NULL, 0);
+	p11_put_template(&w, t, 1 + n);
+	CK_RV rv = send_req();
+	*key = rv == CKR_OK ? wire_get_u64(&r) : 0;
+	return rv;
+}
+
+/* Secret keys made in the token and imported: their lengths, the
+ * attributes the token sets, and the rules that latch: sensitive stays
+ * sensitive, unextractable stays so, CKA_WRAP_WITH_TRUSTED stays on; an
+ * extractable sensitive key always comes with it; only the SO sets
+ * CKA_TRUSTED, and only on keys no one could read; no key both decrypts
+ * and unwraps. */
+static void test_secret_latching(void **state)
+{
+	uint64_t k, k2;
+	uint32_t len;
+	CK_RV rv;
+	for (CK_ULONG l = 15; l <= 33; l++)
+		assert_int_equal(generate_secret(CKM_AES_KEY_GEN, l, NULL, 0, &k),
+				 l == 16 || l == 24 || l == 32 ? CKR_OK : CKR_ATTRIBUTE_VALUE_INVALID);
+	assert_int_equal(generate_secret(CKM_GENERIC_SECRET_KEY_GEN, P11_SECRET_MAX + 1, NULL, 0, &k),
+			 CKR_ATTRIBUTE_VALUE_INVALID);
+	assert_int_equal(generate_secret(CKM_GENERIC_SECRET_KEY_GEN, 48, NULL, 0, &k), CKR_OK);
+	const uint8_t *v = attr(k, CKA_VALUE_LEN, &len, &rv);
+	assert_int_equal(rv, CKR_OK);
+	CK_ULONG vl;
+	memcpy(&vl, v, sizeof vl);
+	assert_int_equal(vl, 48);
+	attr(k, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+	assert_int_equal(battr(k, CKA_SENSITIVE), 1);
+	assert_int_equal(battr(k, CKA_ALWAYS_SENSITIVE), 1);
+	assert_int_equal(battr(k, CKA_NEVER_EXTRACTABLE), 1);
+	assert_int_equal(battr(k, CKA_LOCAL), 1);
+	/* Latching. */
+	assert_int_equal(set_bool_attr(k, CKA_SENSITIVE, false), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(set_bool_attr(k, CKA_EXTRACTABLE, true), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(set_bool_attr(k, CKA_ALWAYS_SENSITIVE, false), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(set_bool_attr(k, CKA_LOCAL, false), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(set_bool_attr(k, CKA_TRUSTED, true), CKR_ATTRIBUTE_READ_ONLY); /* not the SO */
+	assert_int_equal(set_bool_attr(k, CKA_WRAP_WITH_TRUSTED, true), CKR_OK);
+	assert_int_equal(set_bool_attr(k, CKA_WRAP_WITH_TRUSTED, false), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(battr(k, CKA_SENSITIVE), 1);
+	/* Extractable and sensitive: CKA_WRAP_WITH_TRUSTED comes with it,
+	 * and it cannot be refused. */
+	CK_ATTRIBUTE ex[] = { { CKA_EXTRACTABLE, (void *)&yes_, 1 }, { CKA_WRAP_WITH_TRUSTED, (void *)&no_, 1 } };
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, ex, 1, &k), CKR_OK);
+	assert_int_equal(battr(k, CKA_WRAP_WITH_TRUSTED), 1);
+	assert_int_equal(battr(k, CKA_NEVER_EXTRACTABLE), 0);
+	assert_int_equal(battr(k, CKA_ALWAYS_SENSITIVE), 1);
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, ex, 2, &k2), CKR_ATTRIBUTE_VALUE_INVALID);
+	assert_int_equal(set_bool_attr(k, CKA_EXTRACTABLE, false), CKR_OK);
+	assert_int_equal(set_bool_attr(k, CKA_EXTRACTABLE, true), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(battr(k, CKA_NEVER_EXTRACTABLE), 0); /* it was extractable once */
+	/* Imported: the value was outside; readable only when neither
+	 * sensitive nor unextractable. */
+	uint8_t kv[16] = { 7 };
+	CK_ATTRIBUTE readable[] = { { CKA_SENSITIVE, (void *)&no_, 1 }, { CKA_EXTRACTABLE, (void *)&yes_, 1 } };
+	k = secret_key_with(CKK_AES, kv, 16, readable, 2, &rv);
+	assert_int_equal(rv, CKR_OK);
+	v = attr(k, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_OK);
+	assert_memory_equal(v, kv, 16);
+	assert_int_equal(battr(k, CKA_ALWAYS_SENSITIVE), 0);
+	assert_int_equal(battr(k, CKA_LOCAL), 0);
+	assert_int_equal(set_bool_attr(k, CKA_SENSITIVE, true), CKR_OK);
+	attr(k, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+	assert_int_equal(set_bool_attr(k, CKA_SENSITIVE, false), CKR_ATTRIBUTE_READ_ONLY);
+	k = secret_key_with(CKK_AES, kv, 16, readable, 1, &rv); /* not sensitive, not extractable */
+	attr(k, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+	/* Lengths, and CKA_VALUE_LEN is the token's on an import. */
+	secret_key_with(CKK_AES, kv, 15, NULL, 0, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_VALUE_INVALID);
+	CK_ULONG sixteen = 16;
+	CK_ATTRIBUTE vlen[] = { { CKA_VALUE_LEN, &sixteen, sizeof sixteen } };
+	secret_key_with(CKK_AES, kv, 16, vlen, 1, &rv);
+	assert_int_equal(rv, CKR_TEMPLATE_INCONSISTENT);
+	/* No key both decrypts and unwraps; unwrapping makes decrypting
+	 * false by default. */
+	CK_ATTRIBUTE both[] = { { CKA_UNWRAP, (void *)&yes_, 1 }, { CKA_DECRYPT, (void *)&yes_, 1 } };
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 16, both, 2, &k), CKR_TEMPLATE_INCONSISTENT);
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 16, both, 1, &k), CKR_OK);
+	assert_int_equal(battr(k, CKA_DECRYPT), 0);
+	assert_int_equal(set_bool_attr(k, CKA_DECRYPT, true), CKR_TEMPLATE_INCONSISTENT);
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 16, NULL, 0, &k), CKR_OK);
+	assert_int_equal(battr(k, CKA_DECRYPT), 1);
+	assert_int_equal(set_bool_attr(k, CKA_UNWRAP, true), CKR_TEMPLATE_INCONSISTENT);
+	/* A private key: the same latches (the import of one that asks to
+	 * be readable is test_private_value's). */
+	assert_int_equal(set_bool_attr(priv, CKA_EXTRACTABLE, true), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(battr(priv, CKA_ALWAYS_SENSITIVE), 1);
+	assert_int_equal(battr(priv, CKA_NEVER_EXTRACTABLE), 1);
+	assert_int_equal(battr(priv, CKA_WRAP_WITH_TRUSTED), 0);
+}
+
+/* C_CopyObject: a copy signs as its original; it may be more private and
+ * more sensitive, never less; CKA_COPYABLE false forbids it. And
+ * C_GetObjectSize. */
+static void test_copy_size(void **state)
+{
+	CK_ATTRIBUTE to_token[] = { { CKA_TOKEN, (void *)&yes_, 1 }, { CKA_LABEL, "copy", 4 } };
+	begin_session(P11_OP_COPY_OBJECT);
+	wire_put_u64(&w, priv);
+	p11_put_template(&w, to_token, 2);
+	assert_int_equal(send_req(), CKR_OK);
+	uint64_t copy = wire_get_u64(&r);
+	assert_int_not_equal(copy, priv);
+	sign_verify(copy, pub, CKM_ECDSA_SHA256, false, false);
+	assert_int_equal(battr(copy, CKA_ALWAYS_SENSITIVE), 1);
+	CK_ATTRIBUTE less[][1] = { { { CKA_SENSITIVE, (void *)&no_, 1 } },
+				   { { CKA_EXTRACTABLE, (void *)&yes_, 1 } },
+				   { { CKA_PRIVATE, (void *)&no_, 1 } },
+				   { { CKA_LOCAL, (void *)&no_, 1 } } };
+	for (size_t i = 0; i < sizeof less / sizeof less[0]; i++) {
+		begin_session(P11_OP_COPY_OBJECT);
+		wire_put_u64(&w, priv);
+		p11_put_template(&w, less[i], 1);
+		assert_int_equal(send_req(), CKR_ATTRIBUTE_READ_ONLY);
+	}
+	CK_ATTRIBUTE nocopy[] = { { CKA_COPYABLE, (void *)&no_, 1 } };
+	begin_session(P11_OP_SET_ATTRS);
+	wire_put_u64(&w, copy);
+	p11_put_template(&w, nocopy, 1);
+	assert_int_equal(send_req(), CKR_OK);
+	assert_int_equal(set_bool_attr(copy, CKA_COPYABLE, true), CKR_ATTRIBUTE_READ_ONLY);
+	begin_session(P11_OP_COPY_OBJECT);
+	wire_put_u64(&w, copy);
+	p11_put_template(&w, NULL, 0);
+	assert_int_equal(send_req(), CKR_ACTION_PROHIBITED);
+	begin_session(P11_OP_OBJECT_SIZE);
+	wire_put_u64(&w, copy);
+	assert_int_equal(send_req(), CKR_OK);
+	uint64_t size = wire_get_u64(&r);
+	assert_true(size > 32 && size < P11_OBJ_DATA);
+	begin_session(P11_OP_OBJECT_SIZE);
+	wire_put_u64(&w, copy + 1000);
+	assert_int_equal(send_req(), CKR_OBJECT_HANDLE_INVALID);
+}
+
+/* ECDSA and RSA verification by the token, of its own signatures:
+ * single- and multi-part, a changed signature and a wrong length
+ * refused, a private key refused for it. */
+static void test_verify(void **state)
+{
+	static const uint8_t msg[] = "verified by the token";
+	uint8_t sig[P11_RSA_BYTES_MAX], h[32];
+	uint32_t n;
+	for (int curve = 0; curve < 2; curve++) {
+		if (curve)
+			keygen(p384, sizeof p384);
+		for (int m = 0; m < 2; m++) {
+			CK_MECHANISM_TYPE mech = m ? CKM_ECDSA : curve ? CKM_ECDSA_SHA384 : CKM_ECDSA_SHA256;
+			const uint8_t *data = msg;
+			size_t len = sizeof msg;
+			if (m) { /* raw ECDSA: a hash the caller made */
+				br_sha256_context c;
+				br_sha256_init(&c);
+				br_sha256_update(&c, msg, sizeof msg);
+				br_sha256_out(&c, h);
+				data = h, len = sizeof h;
+			}
+			assert_int_equal(mac_sign(mech, priv, data, len, 0, sig, &n), CKR_OK);
+			assert_int_equal(n, curve ? 96 : 64);
+			assert_int_equal(verify_req(mech, NULL, 0, pub, data, len, 0, sig, n), CKR_OK);
+			if (!m)
+				assert_int_equal(verify_req(mech, NULL, 0, pub, data, len, 5, sig, n), CKR_OK);
+			sig[7] ^= 1;
+			assert_int_equal(verify_req(mech, NULL, 0, pub, data, len, 0, sig, n), CKR_SIGNATURE_INVALID);
+			assert_int_equal(verify_req(mech, NULL, 0, pub, data, len, 0, sig, n - 1), CKR_SIGNATURE_LEN_RANGE);
+			assert_int_equal(verify_req(mech, NULL, 0, priv, data, len, 0, sig, n), CKR_KEY_TYPE_INCONSISTENT);
+		}
+	}
+	rsa_keygen(2048, CKR_OK);
+	static const struct {
+		CK_MECHANISM_TYPE mech, hash;
+		int salt;
+	} rs[] = { { CKM_RSA_PKCS, CKM_SHA256, -1 },	    { CKM_SHA256_RSA_PKCS, CKM_SHA256, -1 },
+		   { CKM_SHA512_RSA_PKCS, CKM_SHA512, -1 }, { CKM_RSA_PKCS_PSS, CKM_SHA256, 32 },
+		   { CKM_SHA384_RSA_PKCS_PSS, CKM_SHA384, 48 } };
+	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
+		CK_RSA_PKCS_PSS_PARAMS pp = { rs[i].hash, p11_rsa_mgf1(rs[i].hash), (CK_ULONG)rs[i].salt };
+		const void *param = rs[i].salt >= 0 ? &pp : NULL;
+		size_t plen = rs[i].salt >= 0 ? sizeof pp : 0;
+		assert_int_equal(rsa_sign(priv, rs[i].mech, rs[i].hash, param, plen, false, sig, &n), CKR_OK);
+		/* What rsa_sign signed: the message, its hash or its DigestInfo. */
+		uint8_t in[19 + 64];
+		unsigned hl;
+		EVP_Digest(rsa_msg, sizeof rsa_msg, in + 19, &hl, md_of(rs[i].hash), NULL);
+		const uint8_t *data = (const uint8_t *)rsa_msg;
+		size_t dlen = sizeof rsa_msg;
+		if (rs[i].mech == CKM_RSA_PKCS) {
+			static const uint8_t prefix[19] = { 0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+							    0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20 };
+			memcpy(in, prefix, sizeof prefix);
+			data = in, dlen = 19 + hl;
+		} else if (rs[i].mech == CKM_RSA_PKCS_PSS) {
+			data = in + 19, dlen = hl;
+		}
+		assert_int_equal(verify_req(rs[i].mech, param, plen, pub, data, dlen, 0, sig, n), CKR_OK);
+		if (data == (const uint8_t *)rsa_msg)
+			assert_int_equal(verify_req(rs[i].mech, param, plen, pub, data, dlen, 3, sig, n), CKR_OK);
+		sig[100] ^= 4;
+		assert_int_equal(verify_req(rs[i].mech, param, plen, pub, data, dlen, 0, sig, n), CKR_SIGNATURE_INVALID);
+	}
+}
+
+/* RSA encryption by the token to its public key: OpenSSL and the token
+ * decrypt it (OAEP with SHA-256 and a label, OAEP with no parameter:
+ * SHA-1, PKCS#1 v1.5); a message too long is refused. */
+static void test_rsa_encrypt(void **state)
+{
+	rsa_keygen(2048, CKR_OK);
+	CK_ATTRIBUTE enc[] = { { CKA_ENCRYPT, (void *)&yes_, 1 } };
+	begin_session(P11_OP_SET_ATTRS);
+	wire_put_u64(&w, pub);
+	p11_put_template(&w, enc, 1);
+	assert_int_equal(send_req(), CKR_OK);
+	EVP_PKEY *sk = rsa_privkey(priv);
+	static const char msg[] = "a key to carry";
+	uint8_t ct[P11_RSA_BYTES_MAX], pt[P11_RSA_BYTES_MAX], flat[64];
+	uint32_t n;
+	for (int k = 0; k < 3; k++) {
+		struct wire_writer fw;
+		wire_writer_init(&fw, flat, sizeof flat);
+		if (k == 0) {
+			wire_put_u64(&fw, CKM_SHA256);
+			wire_put_u64(&fw, CKG_MGF1_SHA256);
+			wire_put_u64(&fw, CKZ_DATA_SPECIFIED);
+			wire_put_raw(&fw, "lbl", 3);
+		}
+		CK_MECHANISM_TYPE mech = k < 2 ? CKM_RSA_PKCS_OAEP : CKM_RSA_PKCS;
+		assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, mech, flat, fw.len, pub), CKR_OK);
+		assert_int_equal(crypt_whole(P11_OP_ENCRYPT, (const uint8_t *)msg, strlen(msg), sizeof ct, ct, &n), CKR_OK);
+		assert_int_equal(n, 256);
+		/* OpenSSL decrypts it, with the private key read out of the
+		 * token's state (only a test can), and so does the token. */
+		EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new(sk, NULL);
+		assert_int_equal(EVP_PKEY_decrypt_init(pc), 1);
+		if (mech == CKM_RSA_PKCS_OAEP) {
+			assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_OAEP_PADDING), 1);
+			assert_int_equal(EVP_PKEY_CTX_set_rsa_oaep_md(pc, k ? EVP_sha1() : EVP_sha256()), 1);
+			assert_int_equal(EVP_PKEY_CTX_set_rsa_mgf1_md(pc, k ? EVP_sha1() : EVP_sha256()), 1);
+			if (!k)
+				assert_int_equal(EVP_PKEY_CTX_set0_rsa_oaep_label(pc, OPENSSL_strdup("lbl"), 3), 1);
+		} else {
+			assert_int_equal(EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PADDING), 1);
+		}
+		size_t pl = sizeof pt;
+		assert_int_equal(EVP_PKEY_decrypt(pc, pt, &pl, ct, n), 1);
+		EVP_PKEY_CTX_free(pc);
+		assert_int_equal(pl, strlen(msg));
+		assert_memory_equal(pt, msg, pl);
+		assert_int_equal(op_init(P11_OP_DECRYPT_INIT, mech, flat, fw.len, priv), CKR_OK);
+		assert_int_equal(crypt_whole(P11_OP_DECRYPT, ct, n, sizeof pt, pt, &n), CKR_OK);
+		assert_int_equal(n, strlen(msg));
+		assert_memory_equal(pt, msg, n);
+	}
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_RSA_PKCS_OAEP, NULL, 0, pub), CKR_OK);
+	uint8_t big[256] = { 0 };
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, big, 256 - 2 * 20 - 1, sizeof ct, ct, &n), CKR_DATA_LEN_RANGE);
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_RSA_PKCS, NULL, 0, priv), CKR_KEY_TYPE_INCONSISTENT);
+	EVP_PKEY_free(sk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -822,6 +1754,15 @@ int main(void)
 		cmocka_unit_test_setup(test_rsa_sign, setup),
 		cmocka_unit_test_setup(test_rsa_attrs_import, setup),
 		cmocka_unit_test_setup(test_rsa_decrypt, setup),
+		cmocka_unit_test_setup(test_aes_modes, setup),
+		cmocka_unit_test_setup(test_aes_errors, setup),
+		cmocka_unit_test_setup(test_aes_key_wrap, setup),
+		cmocka_unit_test_setup(test_macs, setup),
+		cmocka_unit_test_setup(test_digests, setup),
+		cmocka_unit_test_setup(test_secret_latching, setup),
+		cmocka_unit_test_setup(test_copy_size, setup),
+		cmocka_unit_test_setup(test_verify, setup),
+		cmocka_unit_test_setup(test_rsa_encrypt, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The token's objects and keys: creation (import), destruction, search,
- * attributes with the rules that keep private values inside the guest,
- * EC and RSA key-pair generation. Signing is p11_sign.c, decryption
- * p11_decrypt.c. See p11_token.h.
+ * The token's objects and keys: creation (import), copies, destruction,
+ * search, attributes, EC and RSA key-pair generation and secret-key
+ * generation. The rules that keep key values inside the guest are
+ * p11_policy.c's; signing is p11_sign.c, encryption and decryption
+ * p11_crypt.c. See p11_token.h.
  *
- * Private keys are always sensitive and never extractable: a template
- * that asks otherwise is refused, CKA_VALUE of a private key (an RSA
- * key's private exponent, primes, exponents, coefficient) is never
- * returned (CKR_ATTRIBUTE_SENSITIVE) nor matched by C_FindObjects.
+ * A private key is always sensitive, and extractable only under trusted
+ * keys when made so; CKA_VALUE of a private key (an RSA key's private
+ * exponent, primes, exponents, coefficient) and of a sensitive or
+ * unextractable secret key is never returned (CKR_ATTRIBUTE_SENSITIVE)
+ * nor matched by C_FindObjects.
  */
 #include <string.h>
 
 #include "wipe.h"
 #include "p11_ec.h"
+#include "p11_policy.h"
 #include "p11_rsa.h"
 #include "p11_token.h"
 
@@ -36,30 +39,8 @@ static bool is_bool_attr(uint64_t type)
 static bool is_ulong_attr(uint64_t type)
 {
 	return type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_CERTIFICATE_TYPE ||
-	       type == CKA_KEY_GEN_MECHANISM || type == CKA_CERTIFICATE_CATEGORY || type == CKA_MODULUS_BITS;
-}
-
-/* Set by the token only. */
-static bool is_token_set(uint64_t type)
-{
-	return type == CKA_LOCAL || type == CKA_ALWAYS_SENSITIVE || type == CKA_NEVER_EXTRACTABLE ||
-	       type == CKA_KEY_GEN_MECHANISM;
-}
-
-/* Fixed once the object exists (C_SetAttributeValue refuses them). */
-static bool is_fixed(uint64_t type)
-{
-	return is_token_set(type) || type == CKA_CLASS || type == CKA_KEY_TYPE || type == CKA_TOKEN ||
-	       type == CKA_PRIVATE || type == CKA_VALUE || type == CKA_EC_PARAMS || type == CKA_EC_POINT ||
-	       type == CKA_CERTIFICATE_TYPE || type == CKA_MODIFIABLE || type == CKA_COPYABLE ||
-	       type == CKA_DESTROYABLE || type == CKA_ALWAYS_AUTHENTICATE || type == CKA_MODULUS ||
-	       type == CKA_MODULUS_BITS || type == CKA_PUBLIC_EXPONENT || p11_rsa_secret_attr(type);
-}
-
-static bool sensitive(const struct p11_object *o, uint64_t type)
-{
-	return (type == CKA_VALUE || p11_rsa_secret_attr(type)) &&
-	       p11_obj_ulong(o, CKA_CLASS, CKO_DATA) == CKO_PRIVATE_KEY;
+	       type == CKA_KEY_GEN_MECHANISM || type == CKA_CERTIFICATE_CATEGORY || type == CKA_MODULUS_BITS ||
+	       type == CKA_VALUE_LEN;
 }
 
 /* Checks one template attribute's form. */
@@ -82,7 +63,7 @@ static CK_RV put_template(struct p11_object *o, const struct p11_template *t)
 		CK_RV rv = attr_form(a);
 		if (rv != CKR_OK)
 			return rv;
-		if (is_token_set(a->type))
+		if (p11_policy_token_set(a->type))
 			return CKR_ATTRIBUTE_READ_ONLY;
 		if (p11_obj_attr(o, a->type, &len))
 			return CKR_TEMPLATE_INCONSISTENT;
@@ -115,27 +96,25 @@ static CK_RV set_ulong(struct p11_object *o, uint64_t type, CK_ULONG v)
 	return p11_obj_set(o, type, &v, sizeof v) ? CKR_OK : CKR_DEVICE_MEMORY;
 }
 
-static CK_RV set_bool(struct p11_object *o, uint64_t type, bool v)
-{
-	return p11_obj_set(o, type, v ? &yes : &no, 1) ? CKR_OK : CKR_DEVICE_MEMORY;
-}
-
+/* Defaults where a template says nothing; p11_policy_new_key has set
+ * the attributes that keep values in (sensitive, extractable, ...). */
 static const struct dflt common_dflt[] = {
-	B(CKA_TOKEN, no), B(CKA_MODIFIABLE, yes), B(CKA_COPYABLE, no), B(CKA_DESTROYABLE, yes),
+	B(CKA_TOKEN, no), B(CKA_MODIFIABLE, yes), B(CKA_COPYABLE, yes), B(CKA_DESTROYABLE, yes),
 	EMPTY(CKA_LABEL),
 };
 static const struct dflt key_dflt[] = {
-	EMPTY(CKA_ID), EMPTY(CKA_START_DATE), EMPTY(CKA_END_DATE), B(CKA_DERIVE, no), B(CKA_LOCAL, no),
-	EMPTY(CKA_SUBJECT),
+	EMPTY(CKA_ID), EMPTY(CKA_START_DATE), EMPTY(CKA_END_DATE), B(CKA_DERIVE, no),
 };
 static const struct dflt priv_dflt[] = {
-	B(CKA_PRIVATE, yes), B(CKA_SENSITIVE, yes), B(CKA_EXTRACTABLE, no), B(CKA_SIGN, yes),
-	B(CKA_DECRYPT, no), B(CKA_UNWRAP, no), B(CKA_SIGN_RECOVER, no), B(CKA_ALWAYS_AUTHENTICATE, no),
-	B(CKA_WRAP_WITH_TRUSTED, no), B(CKA_ALWAYS_SENSITIVE, no), B(CKA_NEVER_EXTRACTABLE, no),
+	B(CKA_PRIVATE, yes), B(CKA_SIGN, yes), B(CKA_SIGN_RECOVER, no), B(CKA_ALWAYS_AUTHENTICATE, no),
+	EMPTY(CKA_SUBJECT),
 };
 static const struct dflt pub_dflt[] = {
 	B(CKA_PRIVATE, no), B(CKA_VERIFY, yes), B(CKA_ENCRYPT, no), B(CKA_WRAP, no),
-	B(CKA_VERIFY_RECOVER, no), B(CKA_TRUSTED, no),
+	B(CKA_VERIFY_RECOVER, no), EMPTY(CKA_SUBJECT),
+};
+static const struct dflt secret_dflt[] = {
+	B(CKA_PRIVATE, yes), B(CKA_ENCRYPT, yes), B(CKA_SIGN, yes), B(CKA_VERIFY, yes), B(CKA_WRAP, no),
 };
 static const struct dflt cert_dflt[] = {
 	B(CKA_PRIVATE, no), B(CKA_TRUSTED, no), EMPTY(CKA_ID), EMPTY(CKA_SUBJECT), EMPTY(CKA_ISSUER),
@@ -180,9 +159,78 @@ static CK_RV rsa_import(struct p11_object *o, bool priv)
 	return rv;
 }
 
-/* Completes an object built from a caller's template (import: keygen
- * sets the generated attributes first) and checks it as a whole. */
-static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11_object *o, bool generated)
+/* An EC key's curve and values: a public key's point checked, an
+ * imported private key's scalar checked and kept at full length with its
+ * public point beside it. */
+static CK_RV ec_finish(struct p11_object *o, CK_OBJECT_CLASS cls, enum p11_origin origin)
+{
+	uint32_t len;
+	const struct p11_curve *curve = p11_curve_of(o);
+	if (!p11_obj_attr(o, CKA_EC_PARAMS, &len))
+		return CKR_TEMPLATE_INCOMPLETE;
+	if (!curve)
+		return CKR_CURVE_NOT_SUPPORTED;
+	if (cls == CKO_PUBLIC_KEY) {
+		const uint8_t *pt = p11_obj_attr(o, CKA_EC_POINT, &len);
+		if (!pt)
+			return CKR_TEMPLATE_INCOMPLETE;
+		if (len != 3 + 2 * curve->scalar || pt[0] != 0x04 || pt[1] != len - 2 || pt[2] != 0x04)
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		return CKR_OK;
+	}
+	if (origin == P11_GENERATED)
+		return CKR_OK;
+	const uint8_t *v = p11_obj_attr(o, CKA_VALUE, &len);
+	if (!v)
+		return CKR_TEMPLATE_INCOMPLETE;
+	uint8_t d[P11_EC_SCALAR_MAX], pt[P11_EC_POINT_DER_MAX];
+	size_t ptlen = 0;
+	bool ok = p11_ec_scalar(curve, v, len, d);
+	if (ok)
+		ok = (ptlen = p11_ec_public(curve, d, pt)) != 0;
+	/* Kept at its full length; the public point beside it. */
+	if (ok && !p11_obj_set(o, CKA_VALUE, d, (uint32_t)curve->scalar))
+		ok = false;
+	wipe(d, sizeof d);
+	if (!ok)
+		return CKR_ATTRIBUTE_VALUE_INVALID;
+	return p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen) ? CKR_OK : CKR_DEVICE_MEMORY;
+}
+
+bool p11_secret_len_ok(CK_KEY_TYPE kt, size_t len)
+{
+	if (kt == CKK_AES)
+		return len == 16 || len == 24 || len == 32;
+	return kt == CKK_GENERIC_SECRET && len >= 1 && len <= P11_SECRET_MAX;
+}
+
+/* A secret key: an AES key of 16, 24 or 32 bytes, or a generic secret
+ * (HMAC keys, ECDH's shared secrets) of 1 to P11_SECRET_MAX. Its
+ * CKA_VALUE_LEN is the token's to set from the value, and a template
+ * that names one names the value's length (C_CreateObject takes none). */
+static CK_RV secret_finish(struct p11_object *o, enum p11_origin origin)
+{
+	uint32_t len, vlen;
+	if (!p11_obj_attr(o, CKA_KEY_TYPE, &len))
+		return CKR_TEMPLATE_INCOMPLETE;
+	CK_KEY_TYPE kt = p11_obj_ulong(o, CKA_KEY_TYPE, ~0ul);
+	if (kt != CKK_AES && kt != CKK_GENERIC_SECRET)
+		return CKR_ATTRIBUTE_VALUE_INVALID;
+	if (!p11_obj_attr(o, CKA_VALUE, &vlen))
+		return CKR_TEMPLATE_INCOMPLETE;
+	if (!p11_secret_len_ok(kt, vlen))
+		return CKR_ATTRIBUTE_VALUE_INVALID;
+	if (p11_obj_attr(o, CKA_VALUE_LEN, &len)) {
+		if (origin == P11_IMPORTED)
+			return CKR_TEMPLATE_INCONSISTENT;
+		if (p11_obj_ulong(o, CKA_VALUE_LEN, 0) != vlen)
+			return CKR_TEMPLATE_INCONSISTENT;
+	}
+	return set_ulong(o, CKA_VALUE_LEN, vlen);
+}
+
+CK_RV p11_object_finish(struct p11_call *c, struct p11_object *o, enum p11_origin origin,
+			const struct p11_object *base)
 {
 	CK_RV rv;
 	uint32_t len;
@@ -197,58 +245,33 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 		CK_KEY_TYPE kt = p11_obj_ulong(o, CKA_KEY_TYPE, CKK_EC);
 		if (kt != CKK_EC && kt != CKK_RSA)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
-		if ((rv = set_ulong(o, CKA_KEY_TYPE, kt)) != CKR_OK || (rv = PUT(o, key_dflt)) != CKR_OK)
+		if ((rv = set_ulong(o, CKA_KEY_TYPE, kt)) != CKR_OK ||
+		    (rv = p11_policy_new_key(o, origin, c->app->login, base)) != CKR_OK ||
+		    (rv = PUT(o, key_dflt)) != CKR_OK)
 			return rv;
 		if ((rv = cls == CKO_PUBLIC_KEY ? PUT(o, pub_dflt) : PUT(o, priv_dflt)) != CKR_OK)
 			return rv;
-		/* Private: always sensitive, never extractable. */
-		if (cls == CKO_PRIVATE_KEY &&
-		    (!p11_obj_bool(o, CKA_SENSITIVE, true) || p11_obj_bool(o, CKA_EXTRACTABLE, false)))
-			return CKR_ATTRIBUTE_VALUE_INVALID;
-		if (kt == CKK_RSA) {
-			if (!generated && (rv = rsa_import(o, cls == CKO_PRIVATE_KEY)) != CKR_OK)
-				return rv;
-			break;
-		}
-		const struct p11_curve *curve = p11_curve_of(o);
-		if (!p11_obj_attr(o, CKA_EC_PARAMS, &len))
-			return CKR_TEMPLATE_INCOMPLETE;
-		if (!curve)
-			return CKR_CURVE_NOT_SUPPORTED;
-		if (cls == CKO_PUBLIC_KEY) {
-			const uint8_t *pt = p11_obj_attr(o, CKA_EC_POINT, &len);
-			if (!pt)
-				return CKR_TEMPLATE_INCOMPLETE;
-			if (len != 3 + 2 * curve->scalar || pt[0] != 0x04 || pt[1] != len - 2 || pt[2] != 0x04)
-				return CKR_ATTRIBUTE_VALUE_INVALID;
-			break;
-		}
-		if (generated)
-			break;
-		const uint8_t *v = p11_obj_attr(o, CKA_VALUE, &len);
-		if (!v)
-			return CKR_TEMPLATE_INCOMPLETE;
-		uint8_t d[P11_EC_SCALAR_MAX], pt[P11_EC_POINT_DER_MAX];
-		size_t ptlen = 0;
-		bool ok = p11_ec_scalar(curve, v, len, d);
-		if (ok)
-			ok = (ptlen = p11_ec_public(curve, d, pt)) != 0;
-		/* Kept at its full length; the public point beside it. */
-		if (ok && !p11_obj_set(o, CKA_VALUE, d, (uint32_t)curve->scalar))
-			ok = false;
-		wipe(d, sizeof d);
-		if (!ok)
-			return CKR_ATTRIBUTE_VALUE_INVALID;
-		if (!p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen))
-			return CKR_DEVICE_MEMORY;
+		if (kt == CKK_RSA)
+			rv = origin == P11_GENERATED ? CKR_OK : rsa_import(o, cls == CKO_PRIVATE_KEY);
+		else
+			rv = ec_finish(o, cls, origin);
+		if (rv != CKR_OK)
+			return rv;
 		break;
 	}
+	case CKO_SECRET_KEY:
+		if ((rv = secret_finish(o, origin)) != CKR_OK ||
+		    (rv = p11_policy_new_key(o, origin, c->app->login, base)) != CKR_OK ||
+		    (rv = PUT(o, key_dflt)) != CKR_OK || (rv = PUT(o, secret_dflt)) != CKR_OK)
+			return rv;
+		break;
 	case CKO_CERTIFICATE:
 		if (p11_obj_ulong(o, CKA_CERTIFICATE_TYPE, CKC_X_509) != CKC_X_509)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (!p11_obj_attr(o, CKA_VALUE, &len))
 			return CKR_TEMPLATE_INCOMPLETE;
 		if ((rv = set_ulong(o, CKA_CERTIFICATE_TYPE, CKC_X_509)) != CKR_OK ||
+		    (rv = p11_policy_new_key(o, origin, c->app->login, base)) != CKR_OK ||
 		    (rv = PUT(o, cert_dflt)) != CKR_OK)
 			return rv;
 		break;
@@ -259,12 +282,11 @@ static CK_RV finish_object(struct p11_call *c, struct p11_session *s, struct p11
 	default:
 		return CKR_ATTRIBUTE_VALUE_INVALID;
 	}
-	if (p11_obj_bool(o, CKA_TOKEN, false) && !s->rw)
+	if (p11_obj_bool(o, CKA_TOKEN, false) && !c->s->rw)
 		return CKR_SESSION_READ_ONLY;
 	if (p11_obj_bool(o, CKA_PRIVATE, true) && c->app->login != CKU_USER)
 		return CKR_USER_NOT_LOGGED_IN;
-	if (!p11_obj_bool(o, CKA_TOKEN, false))
-		o->session = s->handle;
+	o->session = p11_obj_bool(o, CKA_TOKEN, false) ? 0 : c->s->handle;
 	return CKR_OK;
 }
 
@@ -279,7 +301,7 @@ CK_RV p11_op_create(struct p11_call *c)
 		return CKR_DEVICE_MEMORY;
 	rv = put_template(o, &t);
 	if (rv == CKR_OK)
-		rv = finish_object(c, c->s, o, false);
+		rv = p11_object_finish(c, o, P11_IMPORTED, NULL);
 	if (rv != CKR_OK) {
 		p11_objects_free(o);
 		return rv;
@@ -294,11 +316,11 @@ struct p11_object *p11_object(struct p11_call *c, uint64_t handle)
 	return o && p11_visible(c, o) ? o : NULL;
 }
 
-CK_RV p11_key_usable(const struct p11_object *k, CK_KEY_TYPE kt, CK_ATTRIBUTE_TYPE usage)
+CK_RV p11_key_usable(const struct p11_object *k, CK_OBJECT_CLASS cls, CK_KEY_TYPE kt, CK_ATTRIBUTE_TYPE usage)
 {
 	if (!k)
 		return CKR_KEY_HANDLE_INVALID;
-	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != CKO_PRIVATE_KEY || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != kt ||
+	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != cls || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != kt ||
 	    (kt == CKK_EC && !p11_curve_of(k)))
 		return CKR_KEY_TYPE_INCONSISTENT;
 	return p11_obj_bool(k, usage, false) ? CKR_OK : CKR_KEY_FUNCTION_NOT_PERMITTED;
@@ -345,7 +367,7 @@ CK_RV p11_op_get_attrs(struct p11_call *c)
 		uint32_t len;
 		const uint8_t *v = p11_obj_attr(o, type, &len);
 		CK_RV why = !v ? CKR_ATTRIBUTE_TYPE_INVALID
-			    : sensitive(o, type) ? CKR_ATTRIBUTE_SENSITIVE
+			    : !p11_policy_readable(o, type) ? CKR_ATTRIBUTE_SENSITIVE
 			    : room != P11_NO_BUFFER && room < len ? CKR_BUFFER_TOO_SMALL : CKR_OK;
 		/* Of several failures, any one may be returned (PKCS#11 2.40). */
 		if (why != CKR_OK)
@@ -372,27 +394,75 @@ CK_RV p11_op_set_attrs(struct p11_call *c)
 	memcpy(n, o, sizeof *n);
 	for (uint32_t i = 0; i < t.n && rv == CKR_OK; i++) {
 		const struct p11_attr *a = &t.a[i];
-		CK_BBOOL b = 0;
 		rv = attr_form(a);
-		if (rv != CKR_OK)
-			break;
-		if (is_bool_attr(a->type))
-			b = a->value[0] != 0;
-		/* Sensitive may only be turned on, extractable only off. */
-		if (a->type == CKA_SENSITIVE || a->type == CKA_EXTRACTABLE) {
-			bool now = p11_obj_bool(n, a->type, a->type == CKA_SENSITIVE);
-			if (a->type == CKA_SENSITIVE ? now && !b : !now && b)
-				rv = CKR_ATTRIBUTE_READ_ONLY;
-		} else if (is_fixed(a->type)) {
-			rv = CKR_ATTRIBUTE_READ_ONLY;
-		}
+		if (rv == CKR_OK)
+			rv = p11_policy_set(n, a, c->app->login, false);
 		if (rv == CKR_OK && !p11_obj_set(n, a->type, a->value, a->len))
 			rv = CKR_DEVICE_MEMORY;
 	}
 	if (rv == CKR_OK)
+		rv = p11_policy_check(n);
+	if (rv == CKR_OK)
 		memcpy(o, n, sizeof *o);
 	wipe(n, sizeof *n);
 	return rv;
+}
+
+/* C_CopyObject: the object's attributes, then the template's changes
+ * as C_SetAttributeValue would make them, and CKA_TOKEN and CKA_PRIVATE
+ * (never less private); the token-set ones stay as they were. */
+CK_RV p11_op_copy(struct p11_call *c)
+{
+	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
+	struct p11_template t;
+	CK_RV rv = p11_get_last_template(c, &t);
+	if (rv != CKR_OK)
+		return rv;
+	if (!o)
+		return CKR_OBJECT_HANDLE_INVALID;
+	if (!p11_obj_bool(o, CKA_COPYABLE, true))
+		return CKR_ACTION_PROHIBITED;
+	struct p11_object *n = p11_objects_new(&c->t->objects, 0);
+	if (!n)
+		return CKR_DEVICE_MEMORY;
+	uint32_t handle = n->handle;
+	memcpy(n, o, sizeof *n);
+	n->handle = handle;
+	for (uint32_t i = 0; i < t.n && rv == CKR_OK; i++) {
+		const struct p11_attr *a = &t.a[i];
+		rv = attr_form(a);
+		if (rv == CKR_OK)
+			rv = p11_policy_set(n, a, c->app->login, true);
+		if (rv == CKR_OK && !p11_obj_set(n, a->type, a->value, a->len))
+			rv = CKR_DEVICE_MEMORY;
+	}
+	if (rv == CKR_OK)
+		rv = p11_policy_check(n);
+	if (rv == CKR_OK && p11_obj_bool(n, CKA_TOKEN, false) && !c->s->rw)
+		rv = CKR_SESSION_READ_ONLY;
+	if (rv == CKR_OK && p11_obj_bool(n, CKA_PRIVATE, true) && c->app->login != CKU_USER)
+		rv = CKR_USER_NOT_LOGGED_IN;
+	if (rv != CKR_OK) {
+		p11_objects_free(n);
+		return rv;
+	}
+	n->session = p11_obj_bool(n, CKA_TOKEN, false) ? 0 : c->s->handle;
+	wire_put_u64(c->w, n->handle);
+	return CKR_OK;
+}
+
+/* C_GetObjectSize: the bytes the object takes in the token's store (its
+ * attributes as the blob keeps them: type, length, value). */
+CK_RV p11_op_object_size(struct p11_call *c)
+{
+	struct p11_object *o = p11_object(c, wire_get_u64(c->r));
+	CK_RV rv = p11_args_checked(c, true);
+	if (rv != CKR_OK)
+		return rv;
+	if (!o)
+		return CKR_OBJECT_HANDLE_INVALID;
+	wire_put_u64(c->w, 8 + (uint64_t)o->nattr * 12 + o->used);
+	return CKR_OK;
 }
 
 static bool matches(const struct p11_object *o, const struct p11_template *t)
@@ -400,7 +470,7 @@ static bool matches(const struct p11_object *o, const struct p11_template *t)
 	for (uint32_t i = 0; i < t->n; i++) {
 		uint32_t len;
 		const uint8_t *v = p11_obj_attr(o, t->a[i].type, &len);
-		if (!v || sensitive(o, t->a[i].type) || len != t->a[i].len || memcmp(v, t->a[i].value, len))
+		if (!v || !p11_policy_readable(o, t->a[i].type) || len != t->a[i].len || memcmp(v, t->a[i].value, len))
 			return false;
 	}
 	return true;
@@ -487,8 +557,7 @@ static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_obj
 	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || has_attr(t, CKA_VALUE) || has_attr(t, CKA_EC_POINT))
 		return CKR_TEMPLATE_INCONSISTENT;
 	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK ||
-	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_EC_KEY_PAIR_GEN)) != CKR_OK ||
-	    (rv = set_bool(o, CKA_LOCAL, true)) != CKR_OK)
+	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_EC_KEY_PAIR_GEN)) != CKR_OK)
 		return rv;
 	if (!has_attr(t, CKA_EC_PARAMS) && !p11_obj_set(o, CKA_EC_PARAMS, curve->oid, (uint32_t)curve->oid_len))
 		return CKR_DEVICE_MEMORY;
@@ -496,14 +565,9 @@ static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_obj
 		return CKR_TEMPLATE_INCONSISTENT;
 	if (!p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen))
 		return CKR_DEVICE_MEMORY;
-	if (cls == CKO_PRIVATE_KEY) {
-		if (!p11_obj_set(o, CKA_VALUE, d, (uint32_t)curve->scalar))
-			return CKR_DEVICE_MEMORY;
-		if ((rv = set_bool(o, CKA_ALWAYS_SENSITIVE, true)) != CKR_OK ||
-		    (rv = set_bool(o, CKA_NEVER_EXTRACTABLE, true)) != CKR_OK)
-			return rv;
-	}
-	return finish_object(c, s, o, true);
+	if (cls == CKO_PRIVATE_KEY && !p11_obj_set(o, CKA_VALUE, d, (uint32_t)curve->scalar))
+		return CKR_DEVICE_MEMORY;
+	return p11_object_finish(c, o, P11_GENERATED, NULL);
 }
 
 /* One generated half of an RSA key pair: template, then class, key
@@ -522,13 +586,9 @@ static CK_RV rsa_generated(struct p11_call *c, struct p11_session *s, struct p11
 			return CKR_TEMPLATE_INCONSISTENT;
 	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK || (rv = set_ulong(o, CKA_KEY_TYPE, CKK_RSA)) != CKR_OK ||
 	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_RSA_PKCS_KEY_PAIR_GEN)) != CKR_OK ||
-	    (rv = set_bool(o, CKA_LOCAL, true)) != CKR_OK || (rv = rsa_store(o, k, cls == CKO_PRIVATE_KEY)) != CKR_OK)
+	    (rv = rsa_store(o, k, cls == CKO_PRIVATE_KEY)) != CKR_OK)
 		return rv;
-	if (cls == CKO_PRIVATE_KEY &&
-	    ((rv = set_bool(o, CKA_ALWAYS_SENSITIVE, true)) != CKR_OK ||
-	     (rv = set_bool(o, CKA_NEVER_EXTRACTABLE, true)) != CKR_OK))
-		return rv;
-	return finish_object(c, s, o, true);
+	return p11_object_finish(c, o, P11_GENERATED, NULL);
 }
 
 /* The end of a key-pair generation: on failure both halves go (either
@@ -626,4 +686,58 @@ CK_RV p11_op_keygen(struct p11_call *c)
 		rv = generated(c, s, ko, &priv, CKO_PRIVATE_KEY, curve, d, pt, ptlen);
 	wipe(d, sizeof d);
 	return pair_result(c, rv, po, ko);
+}
+
+/* ---- secret-key generation */
+
+/* C_GenerateKey: CKM_AES_KEY_GEN or CKM_GENERIC_SECRET_KEY_GEN, the
+ * length from the template's CKA_VALUE_LEN, the value from the guest's
+ * own entropy. */
+CK_RV p11_op_generate_key(struct p11_call *c)
+{
+	CK_MECHANISM_TYPE mech = wire_get_u64(c->r);
+	struct wire_bytes param = p11_get_bytes(c->r, P11_ATTR_VALUE_MAX);
+	struct p11_template t;
+	CK_RV rv = p11_get_last_template(c, &t);
+	if (rv != CKR_OK)
+		return rv;
+	if (mech != CKM_AES_KEY_GEN && mech != CKM_GENERIC_SECRET_KEY_GEN)
+		return CKR_MECHANISM_INVALID;
+	if (param.len)
+		return CKR_MECHANISM_PARAM_INVALID;
+	CK_KEY_TYPE kt = mech == CKM_AES_KEY_GEN ? CKK_AES : CKK_GENERIC_SECRET;
+	struct p11_object *o = p11_objects_new(&c->t->objects, 0);
+	if (!o)
+		return CKR_DEVICE_MEMORY;
+	uint32_t len;
+	rv = put_template(o, &t);
+	CK_ULONG vlen = p11_obj_ulong(o, CKA_VALUE_LEN, 0);
+	if (rv == CKR_OK && (p11_obj_ulong(o, CKA_CLASS, CKO_SECRET_KEY) != CKO_SECRET_KEY ||
+			     p11_obj_ulong(o, CKA_KEY_TYPE, kt) != kt || has_attr(&t, CKA_VALUE)))
+		rv = CKR_TEMPLATE_INCONSISTENT;
+	if (rv == CKR_OK && !p11_obj_attr(o, CKA_VALUE_LEN, &len))
+		rv = CKR_TEMPLATE_INCOMPLETE;
+	if (rv == CKR_OK && !p11_secret_len_ok(kt, vlen))
+		rv = CKR_ATTRIBUTE_VALUE_INVALID;
+	br_hmac_drbg_context drbg;
+	uint8_t v[P11_SECRET_MAX];
+	if (rv == CKR_OK && !c->t->env->seed(c->t->env->ctx, &drbg))
+		rv = CKR_DEVICE_ERROR;
+	if (rv == CKR_OK) {
+		br_hmac_drbg_generate(&drbg, v, vlen);
+		if ((rv = set_ulong(o, CKA_CLASS, CKO_SECRET_KEY)) == CKR_OK &&
+		    (rv = set_ulong(o, CKA_KEY_TYPE, kt)) == CKR_OK &&
+		    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, mech)) == CKR_OK)
+			rv = p11_obj_set(o, CKA_VALUE, v, (uint32_t)vlen) ? CKR_OK : CKR_DEVICE_MEMORY;
+	}
+	wipe(&drbg, sizeof drbg);
+	wipe(v, sizeof v);
+	if (rv == CKR_OK)
+		rv = p11_object_finish(c, o, P11_GENERATED, NULL);
+	if (rv != CKR_OK) {
+		p11_objects_free(o);
+		return rv;
+	}
+	wire_put_u64(c->w, o->handle);
+	return CKR_OK;
 }

@@ -241,3 +241,57 @@ bool p11_rsa_decrypt(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK
 	mbedtls_rsa_free(&ctx);
 	return ok;
 }
+
+bool p11_rsa_verify_pkcs1(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash, const uint8_t *in, size_t len,
+			  const uint8_t *sig)
+{
+	mbedtls_md_type_t md = md_of(hash);
+	if (hash && (md == MBEDTLS_MD_NONE || len != p11_rsa_hash_len(hash)))
+		return false;
+	mbedtls_rsa_context ctx;
+	bool ok = load(&ctx, k, false) && (hash || len + 11 <= mbedtls_rsa_get_len(&ctx)) &&
+		  !mbedtls_rsa_rsassa_pkcs1_v15_verify(&ctx, NULL, NULL, MBEDTLS_RSA_PUBLIC, md, (unsigned)len, in,
+						       sig);
+	mbedtls_rsa_free(&ctx);
+	return ok;
+}
+
+bool p11_rsa_verify_pss(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash, size_t salt, const uint8_t *h,
+			size_t hlen, const uint8_t *sig)
+{
+	mbedtls_md_type_t md = md_of(hash);
+	if (md == MBEDTLS_MD_NONE || hlen != p11_rsa_hash_len(hash))
+		return false;
+	mbedtls_rsa_context ctx;
+	bool ok = load(&ctx, k, false) &&
+		  !mbedtls_rsa_rsassa_pss_verify_ext(&ctx, NULL, NULL, MBEDTLS_RSA_PUBLIC, md, (unsigned)hlen, h, md,
+						     (int)salt, sig);
+	mbedtls_rsa_free(&ctx);
+	return ok;
+}
+
+size_t p11_rsa_encrypt_max(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash)
+{
+	/* RFC 8017 7.1.1 (k - 2 hLen - 2) and 7.2.1 (k - 11). */
+	size_t n = (p11_rsa_bits(k) + 7) / 8, over = hash ? 2 * p11_rsa_hash_len(hash) + 2 : 11;
+	return n > over ? n - over : 0;
+}
+
+bool p11_rsa_encrypt(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
+		     const uint8_t *label, size_t label_len, const uint8_t *in, size_t len, uint8_t *out)
+{
+	mbedtls_md_type_t md = md_of(hash);
+	if ((hash && md == MBEDTLS_MD_NONE) || len > p11_rsa_encrypt_max(k, hash))
+		return false;
+	mbedtls_rsa_context ctx;
+	bool ok = load(&ctx, k, false);
+	if (ok && hash) {
+		mbedtls_rsa_set_padding(&ctx, MBEDTLS_RSA_PKCS_V21, md);
+		ok = !mbedtls_rsa_rsaes_oaep_encrypt(&ctx, rng, drbg, MBEDTLS_RSA_PUBLIC, label, label_len, len, in,
+						     out);
+	} else if (ok) {
+		ok = !mbedtls_rsa_rsaes_pkcs1_v15_encrypt(&ctx, rng, drbg, MBEDTLS_RSA_PUBLIC, len, in, out);
+	}
+	mbedtls_rsa_free(&ctx);
+	return ok;
+}

@@ -81,6 +81,21 @@ bool p11_rsa_sign_pss(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, C
 /* The longest PSS salt the key allows with this hash. */
 size_t p11_rsa_pss_salt_max(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash);
 
+/* Verification with a public key (n and e) of a signature as long as
+ * the modulus: PKCS#1 v1.5 (hash 0: of in as the encoded DigestInfo)
+ * and PSS with exactly salt bytes of salt. */
+bool p11_rsa_verify_pkcs1(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash, const uint8_t *in, size_t len,
+			  const uint8_t *sig);
+bool p11_rsa_verify_pss(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash, size_t salt, const uint8_t *h,
+			size_t hlen, const uint8_t *sig);
+
+/* Encryption to a public key: OAEP (hash, MGF1 of the same hash,
+ * label) or, with hash 0, PKCS#1 v1.5, of at most
+ * p11_rsa_encrypt_max(k, hash) bytes; out gets (bits + 7) / 8. */
+size_t p11_rsa_encrypt_max(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash);
+bool p11_rsa_encrypt(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
+		     const uint8_t *label, size_t label_len, const uint8_t *in, size_t len, uint8_t *out);
+
 /* Decryption of in, which must be as long as n: OAEP (hash, MGF1 of
  * the same hash, label) or, with hash 0, PKCS#1 v1.5. The message's
  * length in *outlen (room for (bits + 7) / 8 bytes at out). False for any

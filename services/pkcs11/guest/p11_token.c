@@ -149,27 +149,43 @@ CK_RV p11_get_last_template(struct p11_call *c, struct p11_template *t)
 	return p11_args_checked(c, true);
 }
 
-/* Whether the session's signing (usage CKA_SIGN) or decryption
- * (CKA_DECRYPT) has started. */
-static bool active(const struct p11_session *s, CK_ATTRIBUTE_TYPE usage)
-{
-	return usage == CKA_SIGN ? s->signing : s->decrypting;
-}
-
-CK_RV p11_get_init_args(struct p11_call *c, struct p11_init_args *a, bool whole, CK_ATTRIBUTE_TYPE usage)
+CK_RV p11_get_init_args(struct p11_call *c, struct p11_init_args *a, bool whole, enum p11_kind kind)
 {
 	a->mech = wire_get_u64(c->r);
 	a->param = p11_get_bytes(c->r, P11_ATTR_VALUE_MAX);
 	a->key = p11_object(c, wire_get_u64(c->r));
 	CK_RV rv = p11_args_checked(c, whole);
-	return rv == CKR_OK && active(c->s, usage) ? CKR_OPERATION_ACTIVE : rv;
+	return rv == CKR_OK && c->s->op[kind].on ? CKR_OPERATION_ACTIVE : rv;
 }
 
-CK_RV p11_ongoing(const struct p11_call *c, CK_ATTRIBUTE_TYPE usage)
+CK_RV p11_ongoing(const struct p11_call *c, enum p11_kind kind)
 {
 	if (!c->s)
 		return CKR_SESSION_HANDLE_INVALID;
-	return active(c->s, usage) ? CKR_OK : CKR_OPERATION_NOT_INITIALIZED;
+	return c->s->op[kind].on ? CKR_OK : CKR_OPERATION_NOT_INITIALIZED;
+}
+
+void p11_op_end(struct p11_opstate *op)
+{
+	if (op->on && p11_aes_mode(op->mech))
+		p11_aes_end(&op->u.aes);
+	wipe(op, sizeof *op);
+}
+
+CK_RV p11_op_done(struct p11_call *c, enum p11_kind kind, CK_RV rv)
+{
+	p11_op_end(&c->s->op[kind]);
+	return rv;
+}
+
+bool p11_length_only(struct p11_call *c, bool query, uint64_t room, size_t len, CK_RV *rv)
+{
+	if (!query && room >= len)
+		return false;
+	wire_put_u64(c->w, len);
+	wire_put_string(c->w, NULL, 0);
+	*rv = query ? CKR_OK : CKR_BUFFER_TOO_SMALL;
+	return true;
 }
 
 bool p11_visible(const struct p11_call *c, const struct p11_object *o)
@@ -189,9 +205,9 @@ bool p11_visible(const struct p11_call *c, const struct p11_object *o)
 
 void p11_session_end_ops(struct p11_token *t, struct p11_session *s, bool close)
 {
-	s->finding = s->signing = s->updated = s->decrypting = false;
-	wipe(&s->h, sizeof s->h);
-	wipe(s->label, sizeof s->label);
+	s->finding = false;
+	for (int k = 0; k < P11_KINDS; k++)
+		p11_op_end(&s->op[k]);
 	if (!close)
 		return;
 	for (unsigned i = 0; i < P11_OBJECTS_MAX; i++)
@@ -429,27 +445,49 @@ static CK_RV op_token_info(struct p11_call *c)
 static const struct {
 	CK_MECHANISM_TYPE type;
 	CK_FLAGS flags;
-	CK_ULONG min, max; /* key sizes, in bits */
+	CK_ULONG min, max; /* key sizes: in bits, but bytes for AES and HMAC (as PKCS#11 has them) */
 } mechs[] = {
 #define EC_FLAGS (CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
 #define EC(m, f) { m, (f) | EC_FLAGS, 256, 384 }
 #define RSA(m, f) { m, f, P11_RSA_BITS_MIN, P11_RSA_BITS_MAX }
+#define AES(m, f) { m, f, 16, 32 }
+#define HMAC(m, min) { m, CKF_SIGN | CKF_VERIFY, min, P11_SECRET_MAX }
+#define DIGEST(m) { m, CKF_DIGEST, 0, 0 }
 	EC(CKM_EC_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
-	EC(CKM_ECDSA, CKF_SIGN),
-	EC(CKM_ECDSA_SHA256, CKF_SIGN),
-	EC(CKM_ECDSA_SHA384, CKF_SIGN),
+	EC(CKM_ECDSA, CKF_SIGN | CKF_VERIFY),
+	EC(CKM_ECDSA_SHA256, CKF_SIGN | CKF_VERIFY),
+	EC(CKM_ECDSA_SHA384, CKF_SIGN | CKF_VERIFY),
 	RSA(CKM_RSA_PKCS_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR),
-	RSA(CKM_RSA_PKCS, CKF_SIGN | CKF_DECRYPT),
-	RSA(CKM_SHA256_RSA_PKCS, CKF_SIGN),
-	RSA(CKM_SHA384_RSA_PKCS, CKF_SIGN),
-	RSA(CKM_SHA512_RSA_PKCS, CKF_SIGN),
-	RSA(CKM_RSA_PKCS_PSS, CKF_SIGN),
-	RSA(CKM_SHA256_RSA_PKCS_PSS, CKF_SIGN),
-	RSA(CKM_SHA384_RSA_PKCS_PSS, CKF_SIGN),
-	RSA(CKM_SHA512_RSA_PKCS_PSS, CKF_SIGN),
-	RSA(CKM_RSA_PKCS_OAEP, CKF_DECRYPT),
+	RSA(CKM_RSA_PKCS, CKF_SIGN | CKF_VERIFY | CKF_ENCRYPT | CKF_DECRYPT),
+	RSA(CKM_SHA256_RSA_PKCS, CKF_SIGN | CKF_VERIFY),
+	RSA(CKM_SHA384_RSA_PKCS, CKF_SIGN | CKF_VERIFY),
+	RSA(CKM_SHA512_RSA_PKCS, CKF_SIGN | CKF_VERIFY),
+	RSA(CKM_RSA_PKCS_PSS, CKF_SIGN | CKF_VERIFY),
+	RSA(CKM_SHA256_RSA_PKCS_PSS, CKF_SIGN | CKF_VERIFY),
+	RSA(CKM_SHA384_RSA_PKCS_PSS, CKF_SIGN | CKF_VERIFY),
+	RSA(CKM_SHA512_RSA_PKCS_PSS, CKF_SIGN | CKF_VERIFY),
+	RSA(CKM_RSA_PKCS_OAEP, CKF_ENCRYPT | CKF_DECRYPT),
+	AES(CKM_AES_KEY_GEN, CKF_GENERATE),
+	AES(CKM_AES_ECB, CKF_ENCRYPT | CKF_DECRYPT),
+	AES(CKM_AES_CBC, CKF_ENCRYPT | CKF_DECRYPT),
+	AES(CKM_AES_CBC_PAD, CKF_ENCRYPT | CKF_DECRYPT),
+	AES(CKM_AES_CTR, CKF_ENCRYPT | CKF_DECRYPT),
+	AES(CKM_AES_GCM, CKF_ENCRYPT | CKF_DECRYPT),
+	AES(CKM_AES_CMAC, CKF_SIGN | CKF_VERIFY),
+	{ CKM_GENERIC_SECRET_KEY_GEN, CKF_GENERATE, 8, 8 * P11_SECRET_MAX },
+	HMAC(CKM_SHA_1_HMAC, 20),
+	HMAC(CKM_SHA256_HMAC, 32),
+	HMAC(CKM_SHA384_HMAC, 48),
+	HMAC(CKM_SHA512_HMAC, 64),
+	DIGEST(CKM_SHA_1),
+	DIGEST(CKM_SHA256),
+	DIGEST(CKM_SHA384),
+	DIGEST(CKM_SHA512),
 #undef EC
 #undef RSA
+#undef AES
+#undef HMAC
+#undef DIGEST
 };
 
 static CK_RV op_mech_list(struct p11_call *c)
@@ -552,7 +590,45 @@ static const struct {
 	[P11_OP_DECRYPT_INIT] = { p11_op_decrypt_init, true },
 	[P11_OP_DECRYPT] = { p11_op_decrypt, true },
 	[P11_OP_SIGN_INIT_SIGN] = { p11_op_sign_init_sign, true },
+	[P11_OP_GENERATE_KEY] = { p11_op_generate_key, true },
+	[P11_OP_ENCRYPT_INIT] = { p11_op_encrypt_init, true },
+	[P11_OP_ENCRYPT] = { p11_op_encrypt, true },
+	[P11_OP_ENCRYPT_UPDATE] = { p11_op_encrypt_update, true },
+	[P11_OP_ENCRYPT_FINAL] = { p11_op_encrypt_final, true },
+	[P11_OP_DECRYPT_UPDATE] = { p11_op_decrypt_update, true },
+	[P11_OP_DECRYPT_FINAL] = { p11_op_decrypt_final, true },
+	[P11_OP_DIGEST_INIT] = { p11_op_digest_init, true },
+	[P11_OP_DIGEST] = { p11_op_digest, true },
+	[P11_OP_DIGEST_UPDATE] = { p11_op_digest_update, true },
+	[P11_OP_DIGEST_KEY] = { p11_op_digest_key, true },
+	[P11_OP_DIGEST_FINAL] = { p11_op_digest_final, true },
+	[P11_OP_VERIFY_INIT] = { p11_op_verify_init, true },
+	[P11_OP_VERIFY] = { p11_op_verify, true },
+	[P11_OP_VERIFY_UPDATE] = { p11_op_verify_update, true },
+	[P11_OP_VERIFY_FINAL] = { p11_op_verify_final, true },
+	[P11_OP_COPY_OBJECT] = { p11_op_copy, true },
+	[P11_OP_OBJECT_SIZE] = { p11_op_object_size, true },
 };
+
+/* The calls that change token objects (their change is stored before the
+ * reply), and those whose results go out with CKR_BUFFER_TOO_SMALL too. */
+static bool changes_objects(uint8_t op)
+{
+	return op == P11_OP_CREATE_OBJECT || op == P11_OP_DESTROY_OBJECT || op == P11_OP_SET_ATTRS ||
+	       op == P11_OP_GENERATE_KEY_PAIR || op == P11_OP_GENERATE_KEY || op == P11_OP_COPY_OBJECT;
+}
+
+static bool sized_result(uint8_t op)
+{
+	switch (op) {
+	case P11_OP_GET_ATTRS: case P11_OP_SIGN: case P11_OP_SIGN_FINAL: case P11_OP_SIGN_INIT_SIGN:
+	case P11_OP_DECRYPT: case P11_OP_DECRYPT_UPDATE: case P11_OP_DECRYPT_FINAL: case P11_OP_ENCRYPT:
+	case P11_OP_ENCRYPT_UPDATE: case P11_OP_ENCRYPT_FINAL: case P11_OP_DIGEST: case P11_OP_DIGEST_FINAL:
+		return true;
+	default:
+		return false;
+	}
+}
 
 size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uint8_t *out)
 {
@@ -581,17 +657,14 @@ size_t p11_token_handle(struct p11_token *t, const uint8_t *req, size_t len, uin
 	/* A change of token objects is stored before the reply says so; if
 	 * it cannot be, the change is undone and the reply says why. */
 	const struct p11_persist *ps = t->env->persist;
-	if (ps && (op == P11_OP_CREATE_OBJECT || op == P11_OP_DESTROY_OBJECT || op == P11_OP_SET_ATTRS ||
-		   op == P11_OP_GENERATE_KEY_PAIR)) {
+	if (ps && changes_objects(op)) {
 		CK_RV crv = ps->commit(ps->ctx, t);
 		if (rv == CKR_OK)
 			rv = crv;
 	}
 	/* Results go out with CKR_OK, and with the few other values that
 	 * carry them (p11_wire.h); otherwise the reply is the CK_RV alone. */
-	bool data = rv == CKR_OK || ((op == P11_OP_GET_ATTRS || op == P11_OP_SIGN || op == P11_OP_SIGN_FINAL ||
-				      op == P11_OP_SIGN_INIT_SIGN || op == P11_OP_DECRYPT) &&
-				     !w.bad && w.len > head);
+	bool data = rv == CKR_OK || (sized_result(op) && !w.bad && w.len > head);
 	if (!data) {
 		wipe(out + head, w.len - head);
 		w.len = head;

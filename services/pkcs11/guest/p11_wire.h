@@ -43,6 +43,7 @@
 #define P11_DATA_MAX (32 * 1024)       /* data to sign in one call */
 #define P11_RANDOM_MAX 4096	       /* bytes of C_GenerateRandom per call */
 #define P11_FIND_MAX 256	       /* handles returned per C_FindObjects */
+#define P11_SIG_MAX 512		       /* a signature to verify (RSA-4096's) */
 #define P11_PIN_MIN 4
 #define P11_PIN_MAX 64
 #define P11_LABEL 32 /* CK_TOKEN_INFO label, blank-padded */
@@ -78,8 +79,26 @@ enum p11_op {
 	P11_OP_SIGN_FINAL,	 /* u64 session, u8 length only, u64 room -> u64 len, bytes sig */
 	P11_OP_GENERATE_RANDOM,	 /* u64 session, u32 n -> bytes */
 	P11_OP_DECRYPT_INIT,	 /* u64 session, u64 mech, bytes param, u64 key (OAEP param: see below) */
-	P11_OP_DECRYPT,		 /* u64 session, u8 length only, u64 room, bytes data -> u64 len, bytes out */
+	P11_OP_DECRYPT,		 /* u64 session, u8 length only, u64 room, u64 total, bytes data -> u64 len, bytes out */
 	P11_OP_SIGN_INIT_SIGN,	 /* SIGN_INIT's arguments, then SIGN's -> as SIGN */
+	P11_OP_GENERATE_KEY,	 /* u64 session, u64 mech, bytes param, template -> u64 key */
+	P11_OP_ENCRYPT_INIT,	 /* u64 session, u64 mech, bytes param, u64 key */
+	P11_OP_ENCRYPT,		 /* as DECRYPT */
+	P11_OP_ENCRYPT_UPDATE,	 /* u64 session, u8 length only, u64 room, u64 total, bytes data -> u64 len, bytes out */
+	P11_OP_ENCRYPT_FINAL,	 /* u64 session, u8 length only, u64 room -> u64 len, bytes out */
+	P11_OP_DECRYPT_UPDATE,	 /* as ENCRYPT_UPDATE */
+	P11_OP_DECRYPT_FINAL,	 /* as ENCRYPT_FINAL */
+	P11_OP_DIGEST_INIT,	 /* u64 session, u64 mech, bytes param */
+	P11_OP_DIGEST,		 /* as SIGN */
+	P11_OP_DIGEST_UPDATE,	 /* u64 session, bytes data */
+	P11_OP_DIGEST_KEY,	 /* u64 session, u64 key */
+	P11_OP_DIGEST_FINAL,	 /* as SIGN_FINAL */
+	P11_OP_VERIFY_INIT,	 /* as SIGN_INIT */
+	P11_OP_VERIFY,		 /* u64 session, bytes data, bytes signature */
+	P11_OP_VERIFY_UPDATE,	 /* u64 session, bytes data */
+	P11_OP_VERIFY_FINAL,	 /* u64 session, bytes signature */
+	P11_OP_COPY_OBJECT,	 /* u64 session, u64 object, template -> u64 object */
+	P11_OP_OBJECT_SIZE,	 /* u64 session, u64 object -> u64 size */
 	P11_OP_MAX
 };
 /* P11_OP_GET_ATTRS: room is the caller's buffer size, or P11_NO_BUFFER
@@ -89,7 +108,14 @@ enum p11_op {
  * the value empty unless it was copied. SIGN and SIGN_FINAL answer u64 len
  * and an empty signature with CKR_BUFFER_TOO_SMALL or a length query;
  * DECRYPT likewise (the length: the message's, or for a length query the
- * modulus's). SIGN_INIT_SIGN is C_SignInit and C_Sign in one request (the
+ * modulus's). ENCRYPT and DECRYPT carry the whole message's length
+ * (total) beside its bytes, and so do their UPDATEs: a length query may
+ * name input longer than a frame (the module then sends it in pieces:
+ * UPDATEs, and a FINAL); otherwise total is the data's length. The UPDATEs and FINALs, DIGEST and
+ * DIGEST_FINAL answer as SIGN does; a FINAL whose output is longer than
+ * P11_DATA_MAX (a GCM decryption's message, which comes out only when
+ * its tag checks) answers the length still to come and a first piece:
+ * the module calls it again for the rest. SIGN_INIT_SIGN is C_SignInit and C_Sign in one request (the
  * module defers a C_SignInit it has seen succeed: docs/pkcs11.md): if the
  * SIGN_INIT part fails, its CK_RV alone comes back and no operation
  * starts; otherwise the reply is SIGN's. */

@@ -657,13 +657,19 @@ static CK_RV sign_done(CK_SESSION_HANDLE s, CK_RV rv, bool query)
 	return rv;
 }
 
-/* CK_RSA_PKCS_OAEP_PARAMS holds a pointer to its label: it travels
- * flattened (p11_wire.h). Other mechanisms' parameters as they are. */
-static CK_RV put_decrypt_mechanism(CK_MECHANISM_PTR m)
+/* A mechanism whose parameter holds pointers travels flattened
+ * (p11_wire.h): CK_RSA_PKCS_OAEP_PARAMS as its hash, MGF and source and
+ * the label's bytes (none at all: RFC 8017's defaults); CK_GCM_PARAMS as
+ * u64 ivBits, u64 tagBits, bytes iv, bytes aad. Other mechanisms'
+ * parameters go as they are. */
+static CK_RV put_oaep(CK_MECHANISM_PTR m)
 {
-	if (!m || m->mechanism != CKM_RSA_PKCS_OAEP)
-		return put_mechanism(m);
 	const CK_RSA_PKCS_OAEP_PARAMS *p = m->pParameter;
+	if (!p && !m->ulParameterLen) {
+		wire_put_u64(&call.w, m->mechanism);
+		wire_put_string(&call.w, NULL, 0);
+		return CKR_OK;
+	}
 	if (!p || m->ulParameterLen != sizeof *p || (!p->pSourceData && p->ulSourceDataLen) ||
 	    p->ulSourceDataLen > P11_OAEP_LABEL_MAX)
 		return CKR_MECHANISM_PARAM_INVALID;
@@ -680,10 +686,35 @@ static CK_RV put_decrypt_mechanism(CK_MECHANISM_PTR m)
 	return CKR_OK;
 }
 
+static CK_RV put_gcm(CK_MECHANISM_PTR m)
+{
+	const CK_GCM_PARAMS *p = m->pParameter;
+	if (!p || m->ulParameterLen != sizeof *p || (!p->pIv && p->ulIvLen) || (!p->pAAD && p->ulAADLen) ||
+	    p->ulIvLen > P11_ATTR_VALUE_MAX || p->ulAADLen > P11_ATTR_VALUE_MAX - 32 - p->ulIvLen)
+		return CKR_MECHANISM_PARAM_INVALID;
+	wire_put_u64(&call.w, m->mechanism);
+	size_t mark = wire_begin_string(&call.w);
+	wire_put_u64(&call.w, p->ulIvBits);
+	wire_put_u64(&call.w, p->ulTagBits);
+	wire_put_string(&call.w, p->pIv, p->ulIvLen);
+	wire_put_string(&call.w, p->pAAD, p->ulAADLen);
+	wire_end_string(&call.w, mark);
+	return CKR_OK;
+}
+
+static CK_RV put_mech_flat(CK_MECHANISM_PTR m)
+{
+	if (m && m->mechanism == CKM_RSA_PKCS_OAEP)
+		return put_oaep(m);
+	if (m && m->mechanism == CKM_AES_GCM)
+		return put_gcm(m);
+	return put_mechanism(m);
+}
+
 EXPORT CK_RV C_DecryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
 	ENTER(true);
-	CK_RV rv = begin_init(P11_OP_DECRYPT_INIT, s, m, put_decrypt_mechanism, key);
+	CK_RV rv = begin_init(P11_OP_DECRYPT_INIT, s, m, put_mech_flat, key);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
 
@@ -731,17 +762,6 @@ static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 		done += n;
 	}
 	return CKR_OK;
-}
-
-/* Single-part only (RSA: the ciphertext is one block). */
-EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
-{
-	ENTER((in || !len) && outlen);
-	if (len > P11_DATA_MAX)
-		return leave(CKR_ENCRYPTED_DATA_LEN_RANGE);
-	put_sign_head(P11_OP_DECRYPT, s, out, outlen, NULL);
-	wire_put_string(&call.w, in, len);
-	return leave(sign_result(out, outlen));
 }
 
 EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
@@ -797,6 +817,370 @@ EXPORT CK_RV C_SignFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR sigl
 	return leave(sign_done(s, sign_result(sig, siglen), !sig));
 }
 
+/* ---- results of a length the token knows: encryption, decryption,
+ * digests */
+
+/* Sends the request built and reads a result: u64 length and its bytes
+ * (none after a length query or with CKR_BUFFER_TOO_SMALL), which go to
+ * out (room bytes there). piece: the bytes may be the first part of the
+ * length (a FINAL that hands its output out in pieces). *got: bytes
+ * copied. Called locked; does not unlock. */
+static CK_RV out_result(CK_BYTE_PTR out, CK_ULONG room, uint64_t *len, size_t *got, bool piece)
+{
+	*got = 0;
+	CK_RV rv = send_call();
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		return rv;
+	*len = wire_get_u64(&call.r);
+	struct wire_bytes v = p11_get_bytes(&call.r, P11_BODY_MAX);
+	if ((rv = rpc_end(&call, rv)) != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		return rv;
+	if (v.len && (!out || v.len > room || (piece ? v.len > *len : v.len != *len)))
+		return CKR_DEVICE_ERROR;
+	if (v.len)
+		memcpy(out, v.p, v.len);
+	*got = v.len;
+	return rv;
+}
+
+/* A request that hands bytes out: the session, whether it is a length
+ * query, the caller's room. */
+static void put_out_head(enum p11_op op, CK_SESSION_HANDLE s, bool query, CK_ULONG room)
+{
+	begin_session(op, s);
+	wire_put_u8(&call.w, query);
+	wire_put_u64(&call.w, query ? 0 : room);
+}
+
+/* The ops of one direction (encryption or decryption). */
+struct crypt_ops {
+	enum p11_op whole, update, final;
+};
+static const struct crypt_ops encrypt_ops = { P11_OP_ENCRYPT, P11_OP_ENCRYPT_UPDATE, P11_OP_ENCRYPT_FINAL };
+static const struct crypt_ops decrypt_ops = { P11_OP_DECRYPT, P11_OP_DECRYPT_UPDATE, P11_OP_DECRYPT_FINAL };
+
+/* A FINAL's whole output into out (room bytes), in as many calls as the
+ * token hands it out in; query: only its length. */
+static CK_RV final_call(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	CK_ULONG room = out ? *outlen : 0, done = 0;
+	for (;;) {
+		uint64_t len;
+		size_t got;
+		put_out_head(op, s, !out, room - done);
+		CK_RV rv = out_result(out ? out + done : NULL, room - done, &len, &got, true);
+		rpc_wipe(&call);
+		if (rv != CKR_OK || !out) {
+			if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+				*outlen = done + len;
+			return rv;
+		}
+		done += got;
+		if (got == len) {
+			*outlen = done;
+			return CKR_OK;
+		}
+	}
+}
+
+/* An UPDATE of len bytes in, any length: one frame, or (longer) its
+ * output's length asked first, then pieces, each with the room left. */
+static CK_RV update_call(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out,
+			 CK_ULONG_PTR outlen)
+{
+	CK_ULONG room = out ? *outlen : 0, done = 0;
+	uint64_t n;
+	size_t got;
+	bool pieces = len > P11_DATA_MAX;
+	put_out_head(op, s, !out || pieces, room);
+	wire_put_u64(&call.w, len);
+	wire_put_string(&call.w, in, pieces ? 0 : len);
+	CK_RV rv = out_result(out, room, &n, &got, false);
+	rpc_wipe(&call);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*outlen = n;
+	if (rv != CKR_OK || !out || !pieces)
+		return rv;
+	if (room < n) {
+		*outlen = n;
+		return CKR_BUFFER_TOO_SMALL;
+	}
+	for (CK_ULONG off = 0; off < len;) {
+		CK_ULONG k = len - off < P11_DATA_MAX ? len - off : P11_DATA_MAX;
+		put_out_head(op, s, false, room - done);
+		wire_put_u64(&call.w, k);
+		wire_put_string(&call.w, in + off, k);
+		rv = out_result(out + done, room - done, &n, &got, false);
+		rpc_wipe(&call);
+		if (rv != CKR_OK)
+			return rv;
+		done += got;
+		off += k;
+	}
+	*outlen = done;
+	return CKR_OK;
+}
+
+/* C_Encrypt or C_Decrypt: in one frame, or (longer) the whole output's
+ * length asked first, then UPDATEs and the FINAL. */
+static CK_RV crypt_call(const struct crypt_ops *ops, CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len,
+			CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	CK_ULONG room = out ? *outlen : 0;
+	uint64_t n;
+	size_t got;
+	bool pieces = len > P11_DATA_MAX;
+	put_out_head(ops->whole, s, !out || pieces, room);
+	wire_put_u64(&call.w, len);
+	wire_put_string(&call.w, in, pieces ? 0 : len);
+	CK_RV rv = out_result(out, room, &n, &got, false);
+	rpc_wipe(&call);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*outlen = n;
+	if (rv != CKR_OK || !out || !pieces)
+		return rv;
+	if (room < n)
+		return CKR_BUFFER_TOO_SMALL;
+	CK_ULONG part = room;
+	if ((rv = update_call(ops->update, s, in, len, out, &part)) != CKR_OK)
+		return rv;
+	CK_ULONG rest = room - part;
+	if ((rv = final_call(ops->final, s, out + part, &rest)) != CKR_OK)
+		return rv;
+	*outlen = part + rest;
+	return CKR_OK;
+}
+
+EXPORT CK_RV C_EncryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
+{
+	ENTER(true);
+	CK_RV rv = begin_init(P11_OP_ENCRYPT_INIT, s, m, put_mech_flat, key);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+EXPORT CK_RV C_Encrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER((in || !len) && outlen);
+	return leave(crypt_call(&encrypt_ops, s, in, len, out, outlen));
+}
+
+EXPORT CK_RV C_EncryptUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out,
+			     CK_ULONG_PTR outlen)
+{
+	ENTER((in || !len) && outlen);
+	return leave(update_call(P11_OP_ENCRYPT_UPDATE, s, in, len, out, outlen));
+}
+
+EXPORT CK_RV C_EncryptFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER(outlen);
+	return leave(final_call(P11_OP_ENCRYPT_FINAL, s, out, outlen));
+}
+
+EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER((in || !len) && outlen);
+	return leave(crypt_call(&decrypt_ops, s, in, len, out, outlen));
+}
+
+EXPORT CK_RV C_DecryptUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out,
+			     CK_ULONG_PTR outlen)
+{
+	ENTER((in || !len) && outlen);
+	return leave(update_call(P11_OP_DECRYPT_UPDATE, s, in, len, out, outlen));
+}
+
+EXPORT CK_RV C_DecryptFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER(outlen);
+	return leave(final_call(P11_OP_DECRYPT_FINAL, s, out, outlen));
+}
+
+/* Data in pieces of at most P11_DATA_MAX, each in a request of op (a
+ * multi-part digest, signature or verification): CKR_OK or the first
+ * error. */
+static CK_RV send_parts(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
+{
+	for (CK_ULONG done = 0; done < len;) {
+		CK_ULONG n = len - done < P11_DATA_MAX ? len - done : P11_DATA_MAX;
+		begin_session(op, s);
+		wire_put_string(&call.w, data + done, n);
+		CK_RV rv = no_results();
+		rpc_wipe(&call);
+		if (rv != CKR_OK)
+			return rv;
+		done += n;
+	}
+	return CKR_OK;
+}
+
+EXPORT CK_RV C_DigestInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m)
+{
+	ENTER(true);
+	begin_session(P11_OP_DIGEST_INIT, s);
+	CK_RV rv = put_mechanism(m);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+/* C_DigestFinal's request, answered into out. */
+static CK_RV digest_final(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	uint64_t n;
+	size_t got;
+	put_out_head(P11_OP_DIGEST_FINAL, s, !out, out ? *outlen : 0);
+	CK_RV rv = out_result(out, out ? *outlen : 0, &n, &got, false);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*outlen = n;
+	return rv;
+}
+
+/* In one frame, or (longer) the digest's length asked first (a FINAL
+ * that is a length query keeps the operation), then the parts. */
+EXPORT CK_RV C_Digest(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER((data || !len) && outlen);
+	if (len > P11_DATA_MAX) {
+		CK_ULONG need = 0, room = out ? *outlen : 0;
+		CK_RV rv = digest_final(s, NULL, &need);
+		rpc_wipe(&call);
+		if (rv == CKR_OK && (!out || room < need)) {
+			*outlen = need;
+			return leave(out ? CKR_BUFFER_TOO_SMALL : CKR_OK);
+		}
+		if (rv == CKR_OK)
+			rv = send_parts(P11_OP_DIGEST_UPDATE, s, data, len);
+		return leave(rv == CKR_OK ? digest_final(s, out, outlen) : rv);
+	}
+	uint64_t n;
+	size_t got;
+	put_out_head(P11_OP_DIGEST, s, !out, out ? *outlen : 0);
+	wire_put_string(&call.w, data, len);
+	CK_RV rv = out_result(out, out ? *outlen : 0, &n, &got, false);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*outlen = n;
+	return leave(rv);
+}
+
+EXPORT CK_RV C_DigestUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
+{
+	ENTER(data || !len);
+	return leave(send_parts(P11_OP_DIGEST_UPDATE, s, data, len));
+}
+
+EXPORT CK_RV C_DigestKey(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE key)
+{
+	ENTER(true);
+	begin_session(P11_OP_DIGEST_KEY, s);
+	wire_put_u64(&call.w, key);
+	return simple();
+}
+
+EXPORT CK_RV C_DigestFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER(outlen);
+	return leave(digest_final(s, out, outlen));
+}
+
+EXPORT CK_RV C_VerifyInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
+{
+	ENTER(true);
+	CK_RV rv = begin_init(P11_OP_VERIFY_INIT, s, m, put_mechanism, key);
+	return rv != CKR_OK ? leave(rv) : simple();
+}
+
+/* A signature longer than any the token makes goes as none: the token
+ * answers CKR_SIGNATURE_LEN_RANGE and ends the operation. */
+static void put_signature(CK_BYTE_PTR sig, CK_ULONG len)
+{
+	wire_put_string(&call.w, sig, len <= P11_SIG_MAX ? len : 0);
+}
+
+static CK_RV verify_final(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG siglen)
+{
+	begin_session(P11_OP_VERIFY_FINAL, s);
+	put_signature(sig, siglen);
+	return no_results();
+}
+
+EXPORT CK_RV C_Verify(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig, CK_ULONG siglen)
+{
+	ENTER((data || !len) && (sig || !siglen));
+	if (len > P11_DATA_MAX) {
+		CK_RV rv = send_parts(P11_OP_VERIFY_UPDATE, s, data, len);
+		return leave(rv == CKR_OK ? verify_final(s, sig, siglen) : rv);
+	}
+	begin_session(P11_OP_VERIFY, s);
+	wire_put_string(&call.w, data, len);
+	put_signature(sig, siglen);
+	return simple();
+}
+
+EXPORT CK_RV C_VerifyUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
+{
+	ENTER(data || !len);
+	return leave(send_parts(P11_OP_VERIFY_UPDATE, s, data, len));
+}
+
+EXPORT CK_RV C_VerifyFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG siglen)
+{
+	ENTER(sig || !siglen);
+	return leave(verify_final(s, sig, siglen));
+}
+
+/* ---- secret keys, copies, sizes */
+
+EXPORT CK_RV C_GenerateKey(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRIBUTE_PTR t, CK_ULONG n,
+			   CK_OBJECT_HANDLE_PTR key)
+{
+	ENTER(key);
+	begin_session(P11_OP_GENERATE_KEY, s);
+	CK_RV rv = put_mechanism(m);
+	if (rv == CKR_OK)
+		rv = put_template(t, n);
+	return rv != CKR_OK ? leave(rv) : handle_result(key);
+}
+
+EXPORT CK_RV C_CopyObject(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n,
+			  CK_OBJECT_HANDLE_PTR copy)
+{
+	ENTER(copy);
+	begin_session(P11_OP_COPY_OBJECT, s);
+	wire_put_u64(&call.w, o);
+	CK_RV rv = put_template(t, n);
+	return rv != CKR_OK ? leave(rv) : handle_result(copy);
+}
+
+EXPORT CK_RV C_GetObjectSize(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ULONG_PTR size)
+{
+	ENTER(size);
+	begin_session(P11_OP_OBJECT_SIZE, s);
+	wire_put_u64(&call.w, o);
+	return handle_result(size);
+}
+
+/* The token never hands out an operation's state (its keys' schedules
+ * would leave the guest), as SoftHSM2 does not: CKR_FUNCTION_NOT_SUPPORTED
+ * for a session that exists. */
+static CK_RV no_operation_state(CK_SESSION_HANDLE s)
+{
+	begin_session(P11_OP_SESSION_INFO, s);
+	CK_RV rv = send_call();
+	return leave(rv == CKR_OK ? CKR_FUNCTION_NOT_SUPPORTED : rv);
+}
+
+EXPORT CK_RV C_GetOperationState(CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG_PTR len)
+{
+	ENTER(len);
+	return no_operation_state(s);
+}
+
+EXPORT CK_RV C_SetOperationState(CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG len, CK_OBJECT_HANDLE e,
+				 CK_OBJECT_HANDLE a)
+{
+	ENTER(st || !len);
+	return no_operation_state(s);
+}
+
 /* The token seeds its generator from its own sources at every call
  * (docs/pkcs11.md): it takes no seed from a caller. */
 EXPORT CK_RV C_SeedRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR seed, CK_ULONG len)
@@ -836,34 +1220,14 @@ EXPORT CK_RV C_GenerateRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG len
 		ENTER(true);                            \
 		return leave(CKR_FUNCTION_NOT_SUPPORTED); \
 	}
-NS(C_GetOperationState, CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG_PTR len)
-NS(C_SetOperationState, CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG len, CK_OBJECT_HANDLE e, CK_OBJECT_HANDLE a)
-NS(C_CopyObject, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR no)
-NS(C_GetObjectSize, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ULONG_PTR size)
-NS(C_EncryptInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
-NS(C_Encrypt, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_EncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_EncryptFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_DecryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_DecryptFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_DigestInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m)
-NS(C_Digest, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_DigestUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n)
-NS(C_DigestKey, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE k)
-NS(C_DigestFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_SignRecoverInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
 NS(C_SignRecover, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_VerifyInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
-NS(C_Verify, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR sig, CK_ULONG sn)
-NS(C_VerifyUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n)
-NS(C_VerifyFinal, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG sn)
 NS(C_VerifyRecoverInit, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE k)
 NS(C_VerifyRecover, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG sn, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_DigestEncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_DecryptDigestUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_SignEncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_DecryptVerifyUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_GenerateKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR k)
 NS(C_WrapKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE w, CK_OBJECT_HANDLE k, CK_BYTE_PTR o,
    CK_ULONG_PTR on)
 NS(C_UnwrapKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE u, CK_BYTE_PTR w, CK_ULONG wn,
