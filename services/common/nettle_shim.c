@@ -7,6 +7,13 @@
  * gives and reach none of these: if one ever is reached, the guest says
  * so and exits 70. libsodium's objects in the token's store also
  * assert(). Guest only; the host links the real ones.
+ *
+ * The token's key wrapping calls Nettle's nist_keywrap16 with its own
+ * block function (BearSSL's aes_ct, p11_aes.c); the same object holds
+ * aes128_keywrap and its siblings, which name Nettle's AES, whose
+ * run-time choice of implementation (fat-x86_64.o) would bring getenv
+ * and a constructor in. Nettle's AES is defined here instead, to stop:
+ * nothing the guests do calls it.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -44,3 +51,30 @@ size_t fwrite(const void *p, size_t size, size_t n, void *stream)
 	printf("guest: a library wrote to a file and stops\n");
 	cloak_exit(70);
 }
+
+/* Nettle's AES, never called (above). */
+void nettle_aes128_encrypt(const void *ctx, size_t length, unsigned char *dst, const unsigned char *src);
+void nettle_aes128_decrypt(const void *ctx, size_t length, unsigned char *dst, const unsigned char *src);
+void nettle_aes192_encrypt(const void *ctx, size_t length, unsigned char *dst, const unsigned char *src);
+void nettle_aes192_decrypt(const void *ctx, size_t length, unsigned char *dst, const unsigned char *src);
+void nettle_aes256_encrypt(const void *ctx, size_t length, unsigned char *dst, const unsigned char *src);
+void nettle_aes256_decrypt(const void *ctx, size_t length, unsigned char *dst, const unsigned char *src);
+
+static void no_nettle_aes(void)
+{
+	printf("guest: Nettle's AES called (the guests use BearSSL's); stops\n");
+	cloak_exit(70);
+}
+
+#define NO_AES(name)                                                                              \
+	void name(const void *ctx, size_t length, unsigned char *dst, const unsigned char *src) \
+	{                                                                                         \
+		(void)ctx, (void)length, (void)dst, (void)src;                                    \
+		no_nettle_aes();                                                                  \
+	}
+NO_AES(nettle_aes128_encrypt)
+NO_AES(nettle_aes128_decrypt)
+NO_AES(nettle_aes192_encrypt)
+NO_AES(nettle_aes192_decrypt)
+NO_AES(nettle_aes256_encrypt)
+NO_AES(nettle_aes256_decrypt)

@@ -10,7 +10,8 @@ P11_CFLAGS := $(P11_KIT_CFLAGS) -Iservices/pkcs11/guest
 $(O)/guest/services/pkcs11/%.o $(O)/host/services/pkcs11/%.o $(O)/san/host/services/pkcs11/%.o: \
 	SERVICES_CFLAGS += $(P11_CFLAGS)
 # Mbed TLS in the guest: mbedtls_guest/pthread.h and mbedtls_shim.c.
-$(O)/guest/services/pkcs11/guest/p11_rsa.o: GUEST_CFLAGS += -Iservices/pkcs11/guest/mbedtls_guest
+$(O)/guest/services/pkcs11/guest/p11_rsa.o $(O)/guest/services/pkcs11/guest/p11_pkcs8.o: \
+	GUEST_CFLAGS += -Iservices/pkcs11/guest/mbedtls_guest
 P11_SRC := $(wildcard services/pkcs11/guest/*.c)
 P11_GUEST_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(P11_SRC)) $(SERVICES_COMMON_OBJ)
 $(eval $(call guest_elf,$(O)/services/pkcs11.elf,$(P11_GUEST_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a /usr/lib/x86_64-linux-gnu/libmbedcrypto.a /usr/lib/x86_64-linux-gnu/libsodium.a \

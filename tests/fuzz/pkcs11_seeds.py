@@ -15,7 +15,7 @@ import sys
  FIND_FINAL, KEYGEN, SIGN_INIT, SIGN, SIGN_UPDATE, SIGN_FINAL, RANDOM, DECRYPT_INIT, DECRYPT, SIGN_INIT_SIGN,
  GENERATE_KEY, ENCRYPT_INIT, ENCRYPT, ENCRYPT_UPDATE, ENCRYPT_FINAL, DECRYPT_UPDATE, DECRYPT_FINAL,
  DIGEST_INIT, DIGEST, DIGEST_UPDATE, DIGEST_KEY, DIGEST_FINAL, VERIFY_INIT, VERIFY, VERIFY_UPDATE,
- VERIFY_FINAL, COPY_OBJECT, OBJECT_SIZE) = range(1, 49)
+ VERIFY_FINAL, COPY_OBJECT, OBJECT_SIZE, WRAP_KEY, UNWRAP_KEY, DERIVE_KEY) = range(1, 52)
 P256 = bytes.fromhex("06082a8648ce3d030107")
 P384 = bytes.fromhex("06052b81040022")
 
@@ -89,3 +89,18 @@ os.makedirs(sys.argv[1], exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join(sys.argv[1], name), "wb") as f:
         f.write(data)
+# Wrapping (refused: the keys are not extractable, the wrapping key not
+# trusted), unwrapping, ECDH.
+seeds["wrap"] = (req(SET_ATTRS, S + u64(3) + tmpl((0x110, b"\x01")))
+                 + req(WRAP_KEY, S + u64(0x2109) + byts(b"") + u64(3) + u64(4) + b"\x00" + u64(4096))
+                 + req(WRAP_KEY, S + u64(0x210b) + byts(b"") + u64(3) + u64(2) + b"\x01" + u64(0))
+                 + req(UNWRAP_KEY, S + u64(0x2109) + byts(b"") + u64(3) + byts(bytes(24))
+                       + tmpl((0, ul(4)), (0x100, ul(0x1f))))
+                 + req(UNWRAP_KEY, S + u64(0x210b) + byts(b"") + u64(3) + byts(bytes(40)) + tmpl((0, ul(3))))
+                 + req(UNWRAP_KEY, S + u64(9) + byts(u64(1) + u32(0) + u32(0)) + u64(3) + byts(bytes(256))
+                       + tmpl((0, ul(4)))))
+seeds["derive"] = (req(SET_ATTRS, S + u64(2) + tmpl((0x10c, b"\x01")))
+                   + req(DERIVE_KEY, S + u64(0x1050) + byts(u64(1) + u32(0) + byts(b"\x04" + bytes(64))) + u64(2)
+                         + tmpl((0, ul(4)), (0x100, ul(0x10)), (0x162, b"\x01"), (0x103, b"\x00")))
+                   + req(DERIVE_KEY, S + u64(0x1051) + byts(u64(1) + u32(0) + byts(b"\x04\x41\x04" + bytes(64)))
+                         + u64(2) + tmpl((0x161, ul(16)), (0x100, ul(0x1f)))))

@@ -37,7 +37,12 @@ static bool seed(void *ctx, br_hmac_drbg_context *d)
 }
 
 static const struct p11_env env = { seed, NULL, NULL };
-static struct p11_token tok;
+/* The token the requests go to (cur: tok, or tokb for the tests that
+ * move keys between two tokens). */
+static struct p11_token tok, tokb, *cur = &tok;
+/* Values no reply may hold (the wrap tests register keys' values). */
+static const uint8_t *watched[4];
+static size_t nwatched, watched_len[4];
 static uint8_t req[P11_BODY_MAX], out[P11_BODY_MAX];
 static struct wire_writer w;
 static struct wire_reader r;
@@ -63,8 +68,11 @@ static void begin_session(enum p11_op op)
 static CK_RV send_req(void)
 {
 	assert_false(w.bad);
-	size_t n = p11_token_handle(&tok, req, w.len, out);
+	size_t n = p11_token_handle(cur, req, w.len, out);
 	assert_true(n >= 10);
+	for (size_t i = 0; i < nwatched; i++)
+		if (watched[i])
+			assert_null(memmem(out, n, watched[i], watched_len[i]));
 	wire_reader_init(&r, out, n);
 	assert_int_equal(wire_get_u8(&r), P11_VERSION);
 	assert_int_equal(wire_get_u8(&r), req[1]);
@@ -132,11 +140,13 @@ static uint64_t get_result(uint8_t *dst, size_t cap, uint32_t *got)
 
 /* A token initialised, with a user PIN, a logged-in RW session and a
  * P-256 key pair, all through requests. */
-static int setup(void **state)
+/* Token t initialised through requests, made the current one. */
+static void init_token_on(struct p11_token *t)
 {
 	uint8_t serial[P11_SERIAL] = "unit", label[P11_LABEL];
 	memset(label, ' ', sizeof label);
-	p11_token_init(&tok, &env, serial);
+	cur = t;
+	p11_token_init(t, &env, serial);
 	begin(P11_OP_INIT_TOKEN, app1);
 	wire_put_string(&w, "87654321", 8);
 	wire_put_raw(&w, label, sizeof label);
@@ -150,6 +160,12 @@ static int setup(void **state)
 	assert_int_equal(send_req(), CKR_OK);
 	assert_int_equal(login(session, CKU_USER, "123456"), CKR_OK);
 	keygen(p256, sizeof p256);
+}
+
+static int setup(void **state)
+{
+	nwatched = 0;
+	init_token_on(&tok);
 	return 0;
 }
 
@@ -849,7 +865,9 @@ static void test_rsa_decrypt(void **state)
  * the token never calls, and known answers) */
 
 #include <openssl/core_names.h>
+#include <openssl/ec.h>
 #include <openssl/hmac.h>
+#include <openssl/x509.h>
 
 static const CK_BBOOL yes_ = CK_TRUE, no_ = CK_FALSE;
 
@@ -1740,6 +1758,429 @@ static void test_rsa_encrypt(void **state)
 	EVP_PKEY_free(sk);
 }
 
+/* ---- wrapping, controlled export, the move between tokens, ECDH */
+
+static void watch(const uint8_t *v, size_t len)
+{
+	watched[nwatched] = v;
+	watched_len[nwatched++] = len;
+}
+
+/* A copy of an object's CKA_VALUE, read out of the current token's state
+ * (only a test can). */
+static size_t value_of(uint64_t obj, uint8_t *v)
+{
+	const struct p11_object *o = p11_objects_get(&cur->objects, obj);
+	assert_non_null(o);
+	uint32_t len;
+	const uint8_t *p = p11_obj_attr(o, CKA_VALUE, &len);
+	assert_non_null(p);
+	memcpy(v, p, len);
+	return len;
+}
+
+static CK_RV wrap_req(CK_MECHANISM_TYPE mech, const void *param, size_t plen, uint64_t wk, uint64_t key,
+		      uint8_t *dst, uint32_t *len)
+{
+	begin_session(P11_OP_WRAP_KEY);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, param, plen);
+	wire_put_u64(&w, wk);
+	wire_put_u64(&w, key);
+	wire_put_u8(&w, 0);
+	wire_put_u64(&w, 4096);
+	CK_RV rv = send_req();
+	if (rv == CKR_OK) {
+		uint32_t got;
+		*len = (uint32_t)get_result(dst, 4096, &got);
+	}
+	return rv;
+}
+
+static CK_RV unwrap_req(CK_MECHANISM_TYPE mech, uint64_t uk, const uint8_t *wrapped, size_t len,
+			const CK_ATTRIBUTE *t, unsigned n, uint64_t *key)
+{
+	begin_session(P11_OP_UNWRAP_KEY);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, NULL, 0);
+	wire_put_u64(&w, uk);
+	wire_put_string(&w, wrapped, len);
+	p11_put_template(&w, t, n);
+	CK_RV rv = send_req();
+	*key = rv == CKR_OK ? wire_get_u64(&r) : 0;
+	return rv;
+}
+
+/* The first block of zeros under AES key k, ECB: what tells two AES keys
+ * apart without reading them. */
+static void ecb_block(uint64_t k, uint8_t dst[16])
+{
+	static const uint8_t zero[16];
+	uint32_t n;
+	assert_int_equal(op_init(P11_OP_ENCRYPT_INIT, CKM_AES_ECB, NULL, 0, k), CKR_OK);
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, zero, 16, 16, dst, &n), CKR_OK);
+}
+
+/* Logs the current session's application in as the SO, or back as the
+ * user. */
+static void as_so(bool so)
+{
+	begin_session(P11_OP_LOGOUT);
+	assert_int_equal(send_req(), CKR_OK);
+	assert_int_equal(login(session, so ? CKU_SO : CKU_USER, so ? "87654321" : "123456"), CKR_OK);
+}
+
+/* Controlled export, and the move of a secret key and a private key
+ * from token A to token B with standard calls only: B's unwrapping key
+ * pair; A's SO imports its public key as trusted; A wraps an AES key under
+ * it (RSA-OAEP), and a P-256 private key under a trusted AES key (RFC
+ * 5649) that itself goes under B's key; B unwraps all three as sensitive.
+ * No reply of either token holds a value in the clear; every refused
+ * path is refused. */
+static void test_wrap_move(void **state)
+{
+	uint8_t wa[4096], wb[4096], wc[4096], ea[16], eb[16];
+	uint32_t la, lb, lc, len;
+	CK_RV rv;
+	uint64_t sa = session;
+	/* B: an RSA pair whose private half unwraps (and so cannot decrypt). */
+	init_token_on(&tokb);
+	uint64_t sb = session;
+	CK_ULONG bits = 2048;
+	static const uint8_t f4[] = { 1, 0, 1 };
+	CK_ATTRIBUTE bpt[] = { { CKA_MODULUS_BITS, &bits, sizeof bits }, { CKA_PUBLIC_EXPONENT, (void *)f4, 3 } };
+	CK_ATTRIBUTE bkt[] = { { CKA_UNWRAP, (void *)&yes_, 1 }, { CKA_DECRYPT, (void *)&yes_, 1 } };
+	assert_int_equal(gen_pair(CKM_RSA_PKCS_KEY_PAIR_GEN, bpt, bkt), CKR_TEMPLATE_INCONSISTENT);
+	bkt[1].type = CKA_TOKEN;
+	assert_int_equal(gen_pair(CKM_RSA_PKCS_KEY_PAIR_GEN, bpt, bkt), CKR_OK);
+	uint64_t b_priv = priv;
+	assert_int_equal(battr(b_priv, CKA_DECRYPT), 0);
+	uint8_t n[P11_RSA_BYTES_MAX], e[8];
+	uint32_t nlen, elen;
+	const uint8_t *v = attr(pub, CKA_MODULUS, &nlen, &rv);
+	memcpy(n, v, nlen);
+	v = attr(pub, CKA_PUBLIC_EXPONENT, &elen, &rv);
+	assert_true(elen <= sizeof e);
+	memcpy(e, v, elen);
+	/* A: its SO imports B's public key as trusted; a user may not. */
+	cur = &tok;
+	session = sa;
+	CK_OBJECT_CLASS pubc = CKO_PUBLIC_KEY;
+	CK_KEY_TYPE rsa = CKK_RSA;
+	CK_ATTRIBUTE bpub[] = { { CKA_CLASS, &pubc, sizeof pubc },     { CKA_KEY_TYPE, &rsa, sizeof rsa },
+				{ CKA_MODULUS, n, nlen },	       { CKA_PUBLIC_EXPONENT, e, elen },
+				{ CKA_WRAP, (void *)&yes_, 1 },	       { CKA_TRUSTED, (void *)&yes_, 1 } };
+	begin_session(P11_OP_CREATE_OBJECT);
+	p11_put_template(&w, bpub, 6);
+	assert_int_equal(send_req(), CKR_ATTRIBUTE_READ_ONLY);
+	as_so(true);
+	begin_session(P11_OP_CREATE_OBJECT);
+	p11_put_template(&w, bpub, 6);
+	assert_int_equal(send_req(), CKR_OK);
+	uint64_t trusted = wire_get_u64(&r);
+	/* The SO's transport key: made here, never readable, wraps only. */
+	CK_ATTRIBUTE tt[] = { { CKA_PRIVATE, (void *)&no_, 1 },	   { CKA_TRUSTED, (void *)&yes_, 1 },
+			      { CKA_WRAP, (void *)&yes_, 1 },	   { CKA_EXTRACTABLE, (void *)&yes_, 1 },
+			      { CKA_ENCRYPT, (void *)&no_, 1 },	   { CKA_DECRYPT, (void *)&no_, 1 },
+			      { CKA_SIGN, (void *)&no_, 1 },	   { CKA_VERIFY, (void *)&no_, 1 } };
+	uint64_t transport;
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, tt, 8, &transport), CKR_OK);
+	/* Not even the SO may trust a key whose value could be known. */
+	uint8_t known[16] = { 1 };
+	CK_ATTRIBUTE kt[] = { { CKA_PRIVATE, (void *)&no_, 1 }, { CKA_TRUSTED, (void *)&yes_, 1 } };
+	secret_key_with(CKK_AES, known, 16, kt, 2, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_VALUE_INVALID);
+	as_so(false);
+	assert_int_equal(set_bool_attr(trusted, CKA_TRUSTED, false), CKR_ATTRIBUTE_READ_ONLY);
+	/* A's user: an exportable AES key and an exportable P-256 key, and
+	 * keys that may not leave. */
+	CK_ATTRIBUTE ex[] = { { CKA_EXTRACTABLE, (void *)&yes_, 1 } };
+	uint64_t x, stay, user_kek;
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, ex, 1, &x), CKR_OK);
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, NULL, 0, &stay), CKR_OK);
+	CK_ATTRIBUTE kek[] = { { CKA_WRAP, (void *)&yes_, 1 } };
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, kek, 1, &user_kek), CKR_OK);
+	CK_BBOOL yes = 1;
+	CK_ATTRIBUTE ept[] = { { CKA_EC_PARAMS, (void *)p256, sizeof p256 }, { CKA_TOKEN, &yes, 1 } };
+	CK_ATTRIBUTE ekt[] = { { CKA_EXTRACTABLE, &yes, 1 }, { CKA_ID, "y", 1 } };
+	assert_int_equal(gen_pair(CKM_EC_KEY_PAIR_GEN, ept, ekt), CKR_OK);
+	uint64_t y = priv, ypub = pub;
+	assert_int_equal(battr(y, CKA_WRAP_WITH_TRUSTED), 1);
+	static uint8_t xv[32], tv[32], yv[32];
+	value_of(x, xv), value_of(transport, tv), value_of(y, yv);
+	watch(xv, 32), watch(tv, 32), watch(yv, 32);
+	ecb_block(x, ea);
+	/* Refused: not extractable; under a key the user made (or knows);
+	 * a private key under RSA; the AES mechanisms under an RSA key. */
+	assert_int_equal(wrap_req(CKM_RSA_PKCS_OAEP, NULL, 0, trusted, stay, wa, &la), CKR_KEY_UNEXTRACTABLE);
+	assert_int_equal(wrap_req(CKM_AES_KEY_WRAP, NULL, 0, user_kek, x, wa, &la), CKR_KEY_NOT_WRAPPABLE);
+	assert_int_equal(wrap_req(CKM_AES_KEY_WRAP_KWP, NULL, 0, user_kek, y, wa, &la), CKR_KEY_NOT_WRAPPABLE);
+	assert_int_equal(wrap_req(CKM_RSA_PKCS_OAEP, NULL, 0, trusted, y, wa, &la), CKR_KEY_NOT_WRAPPABLE);
+	assert_int_equal(wrap_req(CKM_AES_KEY_WRAP, NULL, 0, trusted, x, wa, &la), CKR_WRAPPING_KEY_TYPE_INCONSISTENT);
+	assert_int_equal(wrap_req(CKM_RSA_PKCS, NULL, 0, trusted, x, wa, &la), CKR_MECHANISM_INVALID);
+	/* Nor can a user make a key extractable later, or unwrap into a
+	 * readable one. */
+	assert_int_equal(set_bool_attr(stay, CKA_EXTRACTABLE, true), CKR_ATTRIBUTE_READ_ONLY);
+	/* Allowed: x under B's key, y under the transport key, the
+	 * transport key under B's key. */
+	uint8_t flat[24]; /* OAEP's parameter as it travels: SHA-256, MGF1-SHA256, no label */
+	struct wire_writer fw;
+	wire_writer_init(&fw, flat, sizeof flat);
+	wire_put_u64(&fw, CKM_SHA256);
+	wire_put_u64(&fw, CKG_MGF1_SHA256);
+	wire_put_u64(&fw, CKZ_DATA_SPECIFIED);
+	assert_int_equal(wrap_req(CKM_RSA_PKCS_OAEP, flat, sizeof flat, trusted, x, wa, &la), CKR_OK);
+	assert_int_equal(la, 256);
+	assert_int_equal(wrap_req(CKM_AES_KEY_WRAP_KWP, NULL, 0, transport, y, wb, &lb), CKR_OK);
+	assert_int_equal(wrap_req(CKM_RSA_PKCS_OAEP, flat, sizeof flat, trusted, transport, wc, &lc), CKR_OK);
+	/* B unwraps: never as readable; as sensitive, yes. */
+	cur = &tokb;
+	session = sb;
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY, prv = CKO_PRIVATE_KEY;
+	CK_KEY_TYPE aes = CKK_AES;
+	CK_ATTRIBUTE ut[] = { { CKA_CLASS, &sec, sizeof sec }, { CKA_KEY_TYPE, &aes, sizeof aes },
+			      { CKA_ENCRYPT, (void *)&yes_, 1 }, { CKA_SENSITIVE, (void *)&no_, 1 } };
+	uint64_t x2, t2, y2;
+	begin_session(P11_OP_UNWRAP_KEY);
+	wire_put_u64(&w, CKM_RSA_PKCS_OAEP);
+	wire_put_string(&w, flat, sizeof flat);
+	wire_put_u64(&w, b_priv);
+	wire_put_string(&w, wa, la);
+	p11_put_template(&w, ut, 4);
+	assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
+	begin_session(P11_OP_UNWRAP_KEY);
+	wire_put_u64(&w, CKM_RSA_PKCS_OAEP);
+	wire_put_string(&w, flat, sizeof flat);
+	wire_put_u64(&w, b_priv);
+	wire_put_string(&w, wa, la);
+	p11_put_template(&w, ut, 3);
+	assert_int_equal(send_req(), CKR_OK);
+	x2 = wire_get_u64(&r);
+	ecb_block(x2, eb);
+	assert_memory_equal(ea, eb, 16);
+	attr(x2, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+	assert_int_equal(battr(x2, CKA_ALWAYS_SENSITIVE), 0);
+	assert_int_equal(battr(x2, CKA_NEVER_EXTRACTABLE), 0);
+	assert_int_equal(battr(x2, CKA_LOCAL), 0);
+	/* The transport key, then the private key under it. */
+	CK_ATTRIBUTE tu[] = { { CKA_CLASS, &sec, sizeof sec }, { CKA_KEY_TYPE, &aes, sizeof aes },
+			      { CKA_UNWRAP, (void *)&yes_, 1 } };
+	begin_session(P11_OP_UNWRAP_KEY);
+	wire_put_u64(&w, CKM_RSA_PKCS_OAEP);
+	wire_put_string(&w, flat, sizeof flat);
+	wire_put_u64(&w, b_priv);
+	wire_put_string(&w, wc, lc);
+	p11_put_template(&w, tu, 3);
+	assert_int_equal(send_req(), CKR_OK);
+	t2 = wire_get_u64(&r);
+	assert_int_equal(battr(t2, CKA_DECRYPT), 0); /* it unwraps: it does not decrypt */
+	CK_ATTRIBUTE yu[] = { { CKA_CLASS, &prv, sizeof prv }, { CKA_SIGN, (void *)&yes_, 1 } };
+	assert_int_equal(unwrap_req(CKM_AES_KEY_WRAP_KWP, t2, wb, lb, yu, 2, &y2), CKR_OK);
+	wb[5] ^= 1; /* the control: a changed wrapping does not unwrap */
+	assert_int_equal(unwrap_req(CKM_AES_KEY_WRAP_KWP, t2, wb, lb, yu, 2, &y2), CKR_WRAPPED_KEY_INVALID);
+	wb[5] ^= 1;
+	assert_int_equal(unwrap_req(CKM_AES_KEY_WRAP_KWP, t2, wb, lb, yu, 2, &y2), CKR_OK);
+	attr(y2, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+	/* It signs on B; A's public key verifies it. */
+	uint8_t sig[64];
+	uint32_t sl;
+	assert_int_equal(mac_sign(CKM_ECDSA_SHA256, y2, (const uint8_t *)"moved", 5, 0, sig, &sl), CKR_OK);
+	/* B's unwrapping key cannot be made to decrypt (what it unwrapped
+	 * would come out). */
+	assert_int_equal(set_bool_attr(b_priv, CKA_DECRYPT, true), CKR_TEMPLATE_INCONSISTENT);
+	cur = &tok;
+	session = sa;
+	assert_int_equal(verify_req(CKM_ECDSA_SHA256, NULL, 0, ypub, (const uint8_t *)"moved", 5, 0, sig, sl), CKR_OK);
+	sig[3] ^= 1; /* the control */
+	assert_int_equal(verify_req(CKM_ECDSA_SHA256, NULL, 0, ypub, (const uint8_t *)"moved", 5, 0, sig, sl),
+			 CKR_SIGNATURE_INVALID);
+}
+
+/* ECDH with CKD_NULL on P-256 and P-384: the token's shared secret with
+ * OpenSSL's key is OpenSSL's with the token's; CKA_VALUE_LEN takes its
+ * last bytes; a point off the curve, another KDF and a key without
+ * CKA_DERIVE are refused. */
+static void test_ecdh(void **state)
+{
+	for (int c = 0; c < 2; c++) {
+		if (c)
+			keygen(p384, sizeof p384);
+		assert_int_equal(set_bool_attr(priv, CKA_DERIVE, true), CKR_OK);
+		EVP_PKEY *peer = EVP_EC_gen(c ? "P-384" : "P-256");
+		assert_non_null(peer);
+		uint8_t pt[128];
+		unsigned char *enc = NULL;
+		size_t ptlen = EVP_PKEY_get1_encoded_public_key(peer, &enc);
+		memcpy(pt, enc, ptlen);
+		OPENSSL_free(enc);
+		/* OpenSSL's side: its key with the token's public point. */
+		uint32_t plen;
+		CK_RV rv;
+		const uint8_t *tp = attr(pub, CKA_EC_POINT, &plen, &rv);
+		EVP_PKEY *tokpub = EVP_PKEY_new();
+		EVP_PKEY_copy_parameters(tokpub, peer);
+		assert_int_equal(EVP_PKEY_set1_encoded_public_key(tokpub, tp + 2, plen - 2), 1);
+		EVP_PKEY_CTX *dc = EVP_PKEY_CTX_new(peer, NULL);
+		uint8_t z[64];
+		size_t zlen = sizeof z;
+		assert_int_equal(EVP_PKEY_derive_init(dc), 1);
+		assert_int_equal(EVP_PKEY_derive_set_peer(dc, tokpub), 1);
+		assert_int_equal(EVP_PKEY_derive(dc, z, &zlen), 1);
+		EVP_PKEY_CTX_free(dc);
+		/* The token's side, as systemd asks: a readable generic secret. */
+		for (int v = 0; v < 4; v++) {
+			uint8_t param[256];
+			struct wire_writer pw;
+			wire_writer_init(&pw, param, sizeof param);
+			wire_put_u64(&pw, v == 2 ? CKD_SHA1_KDF : CKD_NULL);
+			wire_put_string(&pw, NULL, 0);
+			uint8_t bad[128];
+			memcpy(bad, pt, ptlen);
+			if (v == 3)
+				bad[ptlen - 1] ^= 1; /* off the curve */
+			if (v == 1) { /* the point in a DER OCTET STRING */
+				uint8_t der[130] = { 0x04, (uint8_t)ptlen };
+				memcpy(der + 2, pt, ptlen);
+				wire_put_string(&pw, der, ptlen + 2);
+			} else {
+				wire_put_string(&pw, bad, ptlen);
+			}
+			CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+			CK_KEY_TYPE gk = CKK_GENERIC_SECRET;
+			CK_ULONG sixteen = 16;
+			CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof cls }, { CKA_KEY_TYPE, &gk, sizeof gk },
+					     { CKA_SENSITIVE, (void *)&no_, 1 }, { CKA_EXTRACTABLE, (void *)&yes_, 1 },
+					     { CKA_VALUE_LEN, &sixteen, sizeof sixteen } };
+			begin_session(P11_OP_DERIVE_KEY);
+			wire_put_u64(&w, c ? CKM_ECDH1_COFACTOR_DERIVE : CKM_ECDH1_DERIVE);
+			wire_put_string(&w, param, pw.len);
+			wire_put_u64(&w, priv);
+			p11_put_template(&w, t, v == 1 ? 5 : 4);
+			rv = send_req();
+			if (v >= 2) {
+				assert_int_equal(rv, CKR_MECHANISM_PARAM_INVALID);
+				continue;
+			}
+			assert_int_equal(rv, CKR_OK);
+			uint64_t k = wire_get_u64(&r);
+			uint32_t klen;
+			const uint8_t *kv = attr(k, CKA_VALUE, &klen, &rv);
+			assert_int_equal(rv, CKR_OK);
+			assert_int_equal(klen, v == 1 ? 16 : zlen);
+			assert_memory_equal(kv, z + zlen - klen, klen);
+			assert_int_equal(battr(k, CKA_ALWAYS_SENSITIVE), 0);
+		}
+		EVP_PKEY_free(tokpub);
+		EVP_PKEY_free(peer);
+	}
+	/* A key that may not derive. */
+	keygen(p256, sizeof p256);
+	uint8_t param[100] = { 0 };
+	param[7] = CKD_NULL;
+	begin_session(P11_OP_DERIVE_KEY);
+	wire_put_u64(&w, CKM_ECDH1_DERIVE);
+	wire_put_string(&w, param, 16);
+	wire_put_u64(&w, priv);
+	p11_put_template(&w, NULL, 0);
+	assert_int_equal(send_req(), CKR_KEY_FUNCTION_NOT_PERMITTED);
+}
+
+/* PKCS#8 both ways with OpenSSL: the token's wrapping of an RSA and an EC
+ * key, unwrapped by OpenSSL (RFC 5649 with the known KEK), is OpenSSL's
+ * key; OpenSSL's PKCS#8 of a key it made, wrapped under that KEK, unwraps
+ * into the token and signs what OpenSSL verifies. */
+static void test_pkcs8_openssl(void **state)
+{
+	as_so(true);
+	CK_ATTRIBUTE tt[] = { { CKA_PRIVATE, (void *)&no_, 1 }, { CKA_TRUSTED, (void *)&yes_, 1 },
+			      { CKA_WRAP, (void *)&yes_, 1 },	 { CKA_UNWRAP, (void *)&yes_, 1 } };
+	uint64_t kek;
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, tt, 4, &kek), CKR_OK);
+	as_so(false);
+	uint8_t kv[32], wrapped[4096], der[4096];
+	value_of(kek, kv);
+	CK_BBOOL yes = 1;
+	static const uint8_t f4[] = { 1, 0, 1 };
+	for (int k = 0; k < 2; k++) {
+		if (k) {
+			CK_ULONG bits = 2048;
+			CK_ATTRIBUTE pt[] = { { CKA_MODULUS_BITS, &bits, sizeof bits }, { CKA_PUBLIC_EXPONENT, (void *)f4, 3 } };
+			CK_ATTRIBUTE kt[] = { { CKA_EXTRACTABLE, &yes, 1 }, { CKA_SIGN, &yes, 1 } };
+			assert_int_equal(gen_pair(CKM_RSA_PKCS_KEY_PAIR_GEN, pt, kt), CKR_OK);
+		} else {
+			CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, (void *)p384, sizeof p384 }, { CKA_TOKEN, &yes, 1 } };
+			CK_ATTRIBUTE kt[] = { { CKA_EXTRACTABLE, &yes, 1 }, { CKA_SIGN, &yes, 1 } };
+			assert_int_equal(gen_pair(CKM_EC_KEY_PAIR_GEN, pt, kt), CKR_OK);
+		}
+		uint32_t wl;
+		assert_int_equal(wrap_req(CKM_AES_KEY_WRAP_KWP, NULL, 0, kek, priv, wrapped, &wl), CKR_OK);
+		size_t dl;
+		assert_true(p11_aes_unwrap(true, kv, 32, wrapped, wl, der, &dl));
+		const unsigned char *p = der;
+		EVP_PKEY *sk = d2i_AutoPrivateKey(NULL, &p, (long)dl);
+		assert_non_null(sk);
+		assert_ptr_equal(p, der + dl);
+		assert_int_equal(EVP_PKEY_get_base_id(sk), k ? EVP_PKEY_RSA : EVP_PKEY_EC);
+		/* OpenSSL signs with what it unwrapped; the token's public key
+		 * verifies. */
+		static const char m[] = "signed from PKCS#8";
+		uint8_t sig[512];
+		size_t sl = sizeof sig;
+		EVP_MD_CTX *mc = EVP_MD_CTX_new();
+		assert_int_equal(EVP_DigestSignInit(mc, NULL, EVP_sha256(), NULL, sk), 1);
+		assert_int_equal(EVP_DigestSign(mc, sig, &sl, (const uint8_t *)m, sizeof m), 1);
+		EVP_MD_CTX_free(mc);
+		if (!k) { /* DER to r || s */
+			const unsigned char *sp = sig;
+			ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &sp, (long)sl);
+			uint8_t rs[96];
+			BN_bn2binpad(ECDSA_SIG_get0_r(es), rs, 48);
+			BN_bn2binpad(ECDSA_SIG_get0_s(es), rs + 48, 48);
+			ECDSA_SIG_free(es);
+			memcpy(sig, rs, sizeof rs);
+			sl = sizeof rs;
+		}
+		assert_int_equal(verify_req(k ? CKM_SHA256_RSA_PKCS : CKM_ECDSA_SHA256, NULL, 0, pub, (const uint8_t *)m,
+					    sizeof m, 0, sig, sl),
+				 CKR_OK);
+		/* OpenSSL's own PKCS#8 of a new key, into the token. */
+		EVP_PKEY *mine = k ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
+		unsigned char *p8 = NULL;
+		PKCS8_PRIV_KEY_INFO *info = EVP_PKEY2PKCS8(mine);
+		int p8len = i2d_PKCS8_PRIV_KEY_INFO(info, &p8);
+		PKCS8_PRIV_KEY_INFO_free(info);
+		assert_true(p8len > 0);
+		wl = (uint32_t)p11_aes_wrap(true, kv, 32, p8, (size_t)p8len, wrapped);
+		OPENSSL_free(p8);
+		CK_OBJECT_CLASS prv = CKO_PRIVATE_KEY;
+		CK_ATTRIBUTE ut[] = { { CKA_CLASS, &prv, sizeof prv }, { CKA_SIGN, (void *)&yes_, 1 } };
+		uint64_t in;
+		assert_int_equal(unwrap_req(CKM_AES_KEY_WRAP_KWP, kek, wrapped, wl, ut, 2, &in), CKR_OK);
+		uint8_t s2[512];
+		uint32_t s2l;
+		assert_int_equal(mac_sign(k ? CKM_SHA256_RSA_PKCS : CKM_ECDSA_SHA256, in, (const uint8_t *)m, sizeof m, 0,
+					  s2, &s2l),
+				 CKR_OK);
+		unsigned char *dsig = NULL;
+		size_t dsl = s2l;
+		if (!k) { /* r || s to DER */
+			ECDSA_SIG *es = ECDSA_SIG_new();
+			ECDSA_SIG_set0(es, BN_bin2bn(s2, 32, NULL), BN_bin2bn(s2 + 32, 32, NULL));
+			dsl = (size_t)i2d_ECDSA_SIG(es, &dsig);
+			ECDSA_SIG_free(es);
+		}
+		mc = EVP_MD_CTX_new();
+		assert_int_equal(EVP_DigestVerifyInit(mc, NULL, EVP_sha256(), NULL, mine), 1);
+		assert_int_equal(EVP_DigestVerify(mc, dsig ? dsig : s2, dsl, (const uint8_t *)m, sizeof m), 1);
+		EVP_MD_CTX_free(mc);
+		OPENSSL_free(dsig);
+		EVP_PKEY_free(mine);
+		EVP_PKEY_free(sk);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1763,6 +2204,9 @@ int main(void)
 		cmocka_unit_test_setup(test_copy_size, setup),
 		cmocka_unit_test_setup(test_verify, setup),
 		cmocka_unit_test_setup(test_rsa_encrypt, setup),
+		cmocka_unit_test_setup(test_wrap_move, setup),
+		cmocka_unit_test_setup(test_ecdh, setup),
+		cmocka_unit_test_setup(test_pkcs8_openssl, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,10 @@ struct p11_curve {
 	const struct ecdsa_curve *ecdsa; /* its order and signatures (ecdsa.h) */
 };
 
+/* A key object's curve (its CKA_EC_PARAMS), or NULL (p11_keys.c). */
+struct p11_object;
+const struct p11_curve *p11_curve_of(const struct p11_object *o);
+
 /* The curve a CKA_EC_PARAMS value names, or NULL (not one we support). */
 const struct p11_curve *p11_ec_curve(const uint8_t *params, size_t len);
 

@@ -55,7 +55,7 @@ static CK_RV attr_form(const struct p11_attr *a)
 
 /* Copies a template into an empty object, refusing what a caller may not
  * set and duplicates. */
-static CK_RV put_template(struct p11_object *o, const struct p11_template *t)
+CK_RV p11_object_apply(struct p11_object *o, const struct p11_template *t)
 {
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct p11_attr *a = &t->a[i];
@@ -299,7 +299,7 @@ CK_RV p11_op_create(struct p11_call *c)
 	struct p11_object *o = p11_objects_new(&c->t->objects, 0);
 	if (!o)
 		return CKR_DEVICE_MEMORY;
-	rv = put_template(o, &t);
+	rv = p11_object_apply(o, &t);
 	if (rv == CKR_OK)
 		rv = p11_object_finish(c, o, P11_IMPORTED, NULL);
 	if (rv != CKR_OK) {
@@ -538,7 +538,7 @@ static const struct p11_curve *template_curve(const struct p11_template *pub, co
 	return NULL;
 }
 
-static bool has_attr(const struct p11_template *t, uint64_t type)
+bool p11_template_has(const struct p11_template *t, uint64_t type)
 {
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->a[i].type == type)
@@ -551,15 +551,15 @@ static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_obj
 		       const struct p11_template *t, CK_OBJECT_CLASS cls, const struct p11_curve *curve,
 		       const uint8_t *d, const uint8_t *pt, size_t ptlen)
 {
-	CK_RV rv = put_template(o, t);
+	CK_RV rv = p11_object_apply(o, t);
 	if (rv != CKR_OK)
 		return rv;
-	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || has_attr(t, CKA_VALUE) || has_attr(t, CKA_EC_POINT))
+	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || p11_template_has(t, CKA_VALUE) || p11_template_has(t, CKA_EC_POINT))
 		return CKR_TEMPLATE_INCONSISTENT;
 	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK ||
 	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_EC_KEY_PAIR_GEN)) != CKR_OK)
 		return rv;
-	if (!has_attr(t, CKA_EC_PARAMS) && !p11_obj_set(o, CKA_EC_PARAMS, curve->oid, (uint32_t)curve->oid_len))
+	if (!p11_template_has(t, CKA_EC_PARAMS) && !p11_obj_set(o, CKA_EC_PARAMS, curve->oid, (uint32_t)curve->oid_len))
 		return CKR_DEVICE_MEMORY;
 	if (p11_curve_of(o) != curve)
 		return CKR_TEMPLATE_INCONSISTENT;
@@ -575,14 +575,14 @@ static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_obj
 static CK_RV rsa_generated(struct p11_call *c, struct p11_session *s, struct p11_object *o,
 			   const struct p11_template *t, CK_OBJECT_CLASS cls, const struct p11_rsa_key *k)
 {
-	CK_RV rv = put_template(o, t);
+	CK_RV rv = p11_object_apply(o, t);
 	if (rv != CKR_OK)
 		return rv;
 	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || p11_obj_ulong(o, CKA_KEY_TYPE, CKK_RSA) != CKK_RSA ||
-	    has_attr(t, CKA_MODULUS) || has_attr(t, CKA_PRIVATE_EXPONENT) || has_attr(t, CKA_VALUE))
+	    p11_template_has(t, CKA_MODULUS) || p11_template_has(t, CKA_PRIVATE_EXPONENT) || p11_template_has(t, CKA_VALUE))
 		return CKR_TEMPLATE_INCONSISTENT;
 	for (int i = P11_RSA_P; i < P11_RSA_PARTS; i++)
-		if (has_attr(t, p11_rsa_attr[i]))
+		if (p11_template_has(t, p11_rsa_attr[i]))
 			return CKR_TEMPLATE_INCONSISTENT;
 	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK || (rv = set_ulong(o, CKA_KEY_TYPE, CKK_RSA)) != CKR_OK ||
 	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_RSA_PKCS_KEY_PAIR_GEN)) != CKR_OK ||
@@ -626,7 +626,7 @@ static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct 
 				return CKR_TEMPLATE_INCONSISTENT;
 		}
 	}
-	if (!has_attr(pub, CKA_MODULUS_BITS))
+	if (!p11_template_has(pub, CKA_MODULUS_BITS))
 		return CKR_TEMPLATE_INCOMPLETE;
 	if (bits < P11_RSA_BITS_MIN || bits > P11_RSA_BITS_MAX || bits % 8)
 		return CKR_KEY_SIZE_RANGE;
@@ -667,7 +667,7 @@ CK_RV p11_op_keygen(struct p11_call *c)
 		return rsa_keygen(c, s, &pub, &priv);
 	const struct p11_curve *curve = template_curve(&pub, &priv);
 	if (!curve)
-		return has_attr(&pub, CKA_EC_PARAMS) || has_attr(&priv, CKA_EC_PARAMS) ? CKR_CURVE_NOT_SUPPORTED
+		return p11_template_has(&pub, CKA_EC_PARAMS) || p11_template_has(&priv, CKA_EC_PARAMS) ? CKR_CURVE_NOT_SUPPORTED
 										: CKR_TEMPLATE_INCOMPLETE;
 	br_hmac_drbg_context drbg;
 	if (!c->t->env->seed(c->t->env->ctx, &drbg))
@@ -710,10 +710,10 @@ CK_RV p11_op_generate_key(struct p11_call *c)
 	if (!o)
 		return CKR_DEVICE_MEMORY;
 	uint32_t len;
-	rv = put_template(o, &t);
+	rv = p11_object_apply(o, &t);
 	CK_ULONG vlen = p11_obj_ulong(o, CKA_VALUE_LEN, 0);
 	if (rv == CKR_OK && (p11_obj_ulong(o, CKA_CLASS, CKO_SECRET_KEY) != CKO_SECRET_KEY ||
-			     p11_obj_ulong(o, CKA_KEY_TYPE, kt) != kt || has_attr(&t, CKA_VALUE)))
+			     p11_obj_ulong(o, CKA_KEY_TYPE, kt) != kt || p11_template_has(&t, CKA_VALUE)))
 		rv = CKR_TEMPLATE_INCONSISTENT;
 	if (rv == CKR_OK && !p11_obj_attr(o, CKA_VALUE_LEN, &len))
 		rv = CKR_TEMPLATE_INCOMPLETE;

@@ -466,7 +466,7 @@ static const struct {
 	RSA(CKM_SHA256_RSA_PKCS_PSS, CKF_SIGN | CKF_VERIFY),
 	RSA(CKM_SHA384_RSA_PKCS_PSS, CKF_SIGN | CKF_VERIFY),
 	RSA(CKM_SHA512_RSA_PKCS_PSS, CKF_SIGN | CKF_VERIFY),
-	RSA(CKM_RSA_PKCS_OAEP, CKF_ENCRYPT | CKF_DECRYPT),
+	RSA(CKM_RSA_PKCS_OAEP, CKF_ENCRYPT | CKF_DECRYPT | CKF_WRAP | CKF_UNWRAP),
 	AES(CKM_AES_KEY_GEN, CKF_GENERATE),
 	AES(CKM_AES_ECB, CKF_ENCRYPT | CKF_DECRYPT),
 	AES(CKM_AES_CBC, CKF_ENCRYPT | CKF_DECRYPT),
@@ -474,6 +474,11 @@ static const struct {
 	AES(CKM_AES_CTR, CKF_ENCRYPT | CKF_DECRYPT),
 	AES(CKM_AES_GCM, CKF_ENCRYPT | CKF_DECRYPT),
 	AES(CKM_AES_CMAC, CKF_SIGN | CKF_VERIFY),
+	AES(CKM_AES_KEY_WRAP, CKF_WRAP | CKF_UNWRAP),
+	AES(CKM_AES_KEY_WRAP_PAD, CKF_WRAP | CKF_UNWRAP),
+	AES(CKM_AES_KEY_WRAP_KWP, CKF_WRAP | CKF_UNWRAP),
+	EC(CKM_ECDH1_DERIVE, CKF_DERIVE),
+	EC(CKM_ECDH1_COFACTOR_DERIVE, CKF_DERIVE),
 	{ CKM_GENERIC_SECRET_KEY_GEN, CKF_GENERATE, 8, 8 * P11_SECRET_MAX },
 	HMAC(CKM_SHA_1_HMAC, 20),
 	HMAC(CKM_SHA256_HMAC, 32),
@@ -608,6 +613,9 @@ static const struct {
 	[P11_OP_VERIFY_FINAL] = { p11_op_verify_final, true },
 	[P11_OP_COPY_OBJECT] = { p11_op_copy, true },
 	[P11_OP_OBJECT_SIZE] = { p11_op_object_size, true },
+	[P11_OP_WRAP_KEY] = { p11_op_wrap, true },
+	[P11_OP_UNWRAP_KEY] = { p11_op_unwrap, true },
+	[P11_OP_DERIVE_KEY] = { p11_op_derive, true },
 };
 
 /* The calls that change token objects (their change is stored before the
@@ -615,7 +623,8 @@ static const struct {
 static bool changes_objects(uint8_t op)
 {
 	return op == P11_OP_CREATE_OBJECT || op == P11_OP_DESTROY_OBJECT || op == P11_OP_SET_ATTRS ||
-	       op == P11_OP_GENERATE_KEY_PAIR || op == P11_OP_GENERATE_KEY || op == P11_OP_COPY_OBJECT;
+	       op == P11_OP_GENERATE_KEY_PAIR || op == P11_OP_GENERATE_KEY || op == P11_OP_COPY_OBJECT ||
+	       op == P11_OP_UNWRAP_KEY || op == P11_OP_DERIVE_KEY;
 }
 
 static bool sized_result(uint8_t op)
@@ -624,6 +633,7 @@ static bool sized_result(uint8_t op)
 	case P11_OP_GET_ATTRS: case P11_OP_SIGN: case P11_OP_SIGN_FINAL: case P11_OP_SIGN_INIT_SIGN:
 	case P11_OP_DECRYPT: case P11_OP_DECRYPT_UPDATE: case P11_OP_DECRYPT_FINAL: case P11_OP_ENCRYPT:
 	case P11_OP_ENCRYPT_UPDATE: case P11_OP_ENCRYPT_FINAL: case P11_OP_DIGEST: case P11_OP_DIGEST_FINAL:
+	case P11_OP_WRAP_KEY:
 		return true;
 	default:
 		return false;

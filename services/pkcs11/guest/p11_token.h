@@ -188,6 +188,11 @@ CK_RV p11_op_done(struct p11_call *c, enum p11_kind kind, CK_RV rv);
  * knows): CKR_KEY_HANDLE_INVALID, CKR_KEY_TYPE_INCONSISTENT,
  * CKR_KEY_FUNCTION_NOT_PERMITTED, or CKR_OK. */
 CK_RV p11_key_usable(const struct p11_object *k, CK_OBJECT_CLASS cls, CK_KEY_TYPE kt, CK_ATTRIBUTE_TYPE usage);
+/* Copies a template into an empty object, refusing what a caller may not
+ * set (CKR_ATTRIBUTE_READ_ONLY), malformed values and duplicates. */
+CK_RV p11_object_apply(struct p11_object *o, const struct p11_template *t);
+/* Whether a template names attribute type. */
+bool p11_template_has(const struct p11_template *t, uint64_t type);
 /* Completes an object built from a caller's template (the generated or
  * unwrapped values set first) and checks it as a whole, with the rules
  * of p11_policy.h; base: a derived key's base key. */
@@ -208,9 +213,6 @@ bool p11_length_only(struct p11_call *c, bool query, uint64_t room, size_t len, 
 bool p11_visible(const struct p11_call *c, const struct p11_object *o);
 /* The object a session may use, or NULL. */
 struct p11_object *p11_object(struct p11_call *c, uint64_t handle);
-/* A key object's curve (CKA_EC_PARAMS), or NULL. */
-struct p11_curve;
-const struct p11_curve *p11_curve_of(const struct p11_object *o);
 CK_RV p11_op_create(struct p11_call *c);
 CK_RV p11_op_destroy(struct p11_call *c);
 CK_RV p11_op_get_attrs(struct p11_call *c);
@@ -244,6 +246,9 @@ CK_RV p11_op_digest_final(struct p11_call *c);
 CK_RV p11_op_generate_key(struct p11_call *c);
 CK_RV p11_op_copy(struct p11_call *c);
 CK_RV p11_op_object_size(struct p11_call *c);
+CK_RV p11_op_wrap(struct p11_call *c);
+CK_RV p11_op_unwrap(struct p11_call *c);
+CK_RV p11_op_derive(struct p11_call *c);
 /* Ends a session's operations, wiping their state; destroys its objects
  * when close is set. */
 void p11_session_end_ops(struct p11_token *t, struct p11_session *s, bool close);

@@ -99,6 +99,9 @@ enum p11_op {
 	P11_OP_VERIFY_FINAL,	 /* u64 session, bytes signature */
 	P11_OP_COPY_OBJECT,	 /* u64 session, u64 object, template -> u64 object */
 	P11_OP_OBJECT_SIZE,	 /* u64 session, u64 object -> u64 size */
+	P11_OP_WRAP_KEY,	 /* u64 session, u64 mech, bytes param, u64 wrapping key, u64 key, u8 length only, u64 room -> u64 len, bytes */
+	P11_OP_UNWRAP_KEY,	 /* u64 session, u64 mech, bytes param, u64 unwrapping key, bytes wrapped, template -> u64 key */
+	P11_OP_DERIVE_KEY,	 /* u64 session, u64 mech, bytes param, u64 base key, template -> u64 key */
 	P11_OP_MAX
 };
 /* P11_OP_GET_ATTRS: room is the caller's buffer size, or P11_NO_BUFFER
@@ -124,6 +127,9 @@ enum p11_op {
  * hashAlg, u64 mgf, u64 source, then the label's bytes to the end (at
  * most P11_OAEP_LABEL_MAX). */
 #define P11_OAEP_LABEL_MAX 256
+/* P11_OP_DERIVE_KEY with CKM_ECDH1_DERIVE or CKM_ECDH1_COFACTOR_DERIVE:
+ * CK_ECDH1_DERIVE_PARAMS holds pointers too, and travels as u64 kdf,
+ * bytes shared data, bytes public data. */
 #define P11_NO_BUFFER UINT64_MAX
 
 /* One attribute of a decoded template: value points into the frame. */

@@ -1181,6 +1181,77 @@ EXPORT CK_RV C_SetOperationState(CK_SESSION_HANDLE s, CK_BYTE_PTR st, CK_ULONG l
 	return no_operation_state(s);
 }
 
+/* ---- wrapping, unwrapping, derivation */
+
+EXPORT CK_RV C_WrapKey(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE wk, CK_OBJECT_HANDLE k,
+		       CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	ENTER(outlen);
+	begin_session(P11_OP_WRAP_KEY, s);
+	CK_RV rv = put_mech_flat(m);
+	if (rv != CKR_OK)
+		return leave(rv);
+	wire_put_u64(&call.w, wk);
+	wire_put_u64(&call.w, k);
+	wire_put_u8(&call.w, !out);
+	wire_put_u64(&call.w, out ? *outlen : 0);
+	uint64_t n;
+	size_t got;
+	rv = out_result(out, out ? *outlen : 0, &n, &got, false);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*outlen = n;
+	return leave(rv);
+}
+
+EXPORT CK_RV C_UnwrapKey(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE uk, CK_BYTE_PTR wrapped,
+			 CK_ULONG wlen, CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR key)
+{
+	ENTER(key && (wrapped || !wlen));
+	if (wlen > P11_DATA_MAX)
+		return leave(CKR_WRAPPED_KEY_LEN_RANGE);
+	begin_session(P11_OP_UNWRAP_KEY, s);
+	CK_RV rv = put_mech_flat(m);
+	if (rv != CKR_OK)
+		return leave(rv);
+	wire_put_u64(&call.w, uk);
+	wire_put_string(&call.w, wrapped, wlen);
+	rv = put_template(t, n);
+	return rv != CKR_OK ? leave(rv) : handle_result(key);
+}
+
+/* CK_ECDH1_DERIVE_PARAMS flattened (p11_wire.h); other mechanisms'
+ * parameters go as they are. */
+static CK_RV put_derive_mech(CK_MECHANISM_PTR m)
+{
+	if (!m || (m->mechanism != CKM_ECDH1_DERIVE && m->mechanism != CKM_ECDH1_COFACTOR_DERIVE))
+		return put_mechanism(m);
+	const CK_ECDH1_DERIVE_PARAMS *p = m->pParameter;
+	if (!p || m->ulParameterLen != sizeof *p || (!p->pSharedData && p->ulSharedDataLen) ||
+	    (!p->pPublicData && p->ulPublicDataLen) || p->ulSharedDataLen > P11_ATTR_VALUE_MAX / 2 ||
+	    p->ulPublicDataLen > P11_ATTR_VALUE_MAX / 2)
+		return CKR_MECHANISM_PARAM_INVALID;
+	wire_put_u64(&call.w, m->mechanism);
+	size_t mark = wire_begin_string(&call.w);
+	wire_put_u64(&call.w, p->kdf);
+	wire_put_string(&call.w, p->pSharedData, p->ulSharedDataLen);
+	wire_put_string(&call.w, p->pPublicData, p->ulPublicDataLen);
+	wire_end_string(&call.w, mark);
+	return CKR_OK;
+}
+
+EXPORT CK_RV C_DeriveKey(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE base, CK_ATTRIBUTE_PTR t,
+			 CK_ULONG n, CK_OBJECT_HANDLE_PTR key)
+{
+	ENTER(key);
+	begin_session(P11_OP_DERIVE_KEY, s);
+	CK_RV rv = put_derive_mech(m);
+	if (rv != CKR_OK)
+		return leave(rv);
+	wire_put_u64(&call.w, base);
+	rv = put_template(t, n);
+	return rv != CKR_OK ? leave(rv) : handle_result(key);
+}
+
 /* The token seeds its generator from its own sources at every call
  * (docs/pkcs11.md): it takes no seed from a caller. */
 EXPORT CK_RV C_SeedRandom(CK_SESSION_HANDLE s, CK_BYTE_PTR seed, CK_ULONG len)
@@ -1228,12 +1299,6 @@ NS(C_DigestEncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYT
 NS(C_DecryptDigestUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_SignEncryptUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
 NS(C_DecryptVerifyUpdate, CK_SESSION_HANDLE s, CK_BYTE_PTR d, CK_ULONG n, CK_BYTE_PTR o, CK_ULONG_PTR on)
-NS(C_WrapKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE w, CK_OBJECT_HANDLE k, CK_BYTE_PTR o,
-   CK_ULONG_PTR on)
-NS(C_UnwrapKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE u, CK_BYTE_PTR w, CK_ULONG wn,
-   CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR k)
-NS(C_DeriveKey, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE b, CK_ATTRIBUTE_PTR t, CK_ULONG n,
-   CK_OBJECT_HANDLE_PTR k)
 NS(C_WaitForSlotEvent, CK_FLAGS f, CK_SLOT_ID_PTR slot, CK_VOID_PTR r)
 
 /* The legacy parallel functions: PKCS#11 has them answer
