@@ -81,7 +81,7 @@ sign_verify() {
 	[[ "$output" == *"No errors"* ]] || { echo "$output"; return 1; }
 }
 
-@test "a private key's value never leaves: CKA_VALUE is CKR_ATTRIBUTE_SENSITIVE, extractable and non-sensitive keys are refused" {
+@test "a private key's value never leaves: CKA_VALUE is CKR_ATTRIBUTE_SENSITIVE, non-sensitive keys are refused, an extractable one goes only under trusted keys" {
 	start_memory_token
 	init_token
 	keygen 01 prime256v1
@@ -90,7 +90,8 @@ sign_verify() {
 	output_has "wrong-pin 0xa0" "login 0x0" "private-keys 1" "value 0x11" \
 		"value-len 0xffffffffffffffff bytes 0000000000000000" "params 0x0" \
 		"unsensitive 0x10" "extractable 0x10" "import-unsensitive 0x13" \
-		"import-extractable 0x13" "import 0x0" "import-value 0x11"
+		"import-extractable 0x0" "import-extractable wrap-with-trusted 0x0 1" "import 0x0" \
+		"import-value 0x11"
 }
 
 @test "C_Initialize again in a child after fork gets a session of its own; the parent keeps its own" {

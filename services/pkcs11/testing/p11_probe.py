@@ -31,7 +31,7 @@ import time
 
 CKA_CLASS, CKA_VALUE, CKA_TOKEN, CKA_PRIVATE = 0x0, 0x11, 0x1, 0x2
 CKA_KEY_TYPE, CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_EC_PARAMS = 0x100, 0x103, 0x162, 0x180
-CKA_LABEL, CKA_VENDOR_DEFINED = 0x3, 0x80000000
+CKA_LABEL, CKA_VENDOR_DEFINED, CKA_WRAP_WITH_TRUSTED = 0x3, 0x80000000, 0x210
 CKO_DATA, CKO_PRIVATE_KEY, CKK_EC, CKK_RSA = 0, 3, 3, 0
 CKF_RW_SESSION, CKF_SERIAL_SESSION = 2, 4
 CKU_USER = 1
@@ -110,6 +110,13 @@ def private(module, pin):
                             (CKA_VALUE, d), (CKA_TOKEN, False), extra])
         o = UL()
         show(name, call(lib, "C_CreateObject", h, t, UL(len(t)), ctypes.byref(o)))
+        if name == "import-extractable":
+            # exportable only under keys the SO trusted: the token sets it
+            flag = ctypes.c_ubyte(0)
+            a = (Attr * 1)()
+            a[0].type, a[0].pValue, a[0].ulValueLen = CKA_WRAP_WITH_TRUSTED, ctypes.cast(ctypes.byref(flag), ctypes.c_void_p), 1
+            rv = call(lib, "C_GetAttributeValue", h, o, a, UL(1))
+            print("import-extractable wrap-with-trusted 0x%x %d" % (rv, flag.value))
         if name == "import":
             buf = ctypes.create_string_buffer(64)
             a = (Attr * 1)()
