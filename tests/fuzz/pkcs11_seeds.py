@@ -86,9 +86,6 @@ seeds["verify"] = (req(SIGN_INIT, S + u64(0x1041) + byts(b"") + u64(2)) + req(SI
                    + req(VERIFY_INIT, S + u64(0x1044) + byts(b"") + u64(1)) + req(VERIFY_UPDATE, S + byts(b"abc"))
                    + req(VERIFY_FINAL, S + byts(b"s" * 64)))
 os.makedirs(sys.argv[1], exist_ok=True)
-for name, data in seeds.items():
-    with open(os.path.join(sys.argv[1], name), "wb") as f:
-        f.write(data)
 # Wrapping (refused: the keys are not extractable, the wrapping key not
 # trusted), unwrapping, ECDH.
 seeds["wrap"] = (req(SET_ATTRS, S + u64(3) + tmpl((0x110, b"\x01")))
@@ -104,3 +101,6 @@ seeds["derive"] = (req(SET_ATTRS, S + u64(2) + tmpl((0x10c, b"\x01")))
                          + tmpl((0, ul(4)), (0x100, ul(0x10)), (0x162, b"\x01"), (0x103, b"\x00")))
                    + req(DERIVE_KEY, S + u64(0x1051) + byts(u64(1) + u32(0) + byts(b"\x04\x41\x04" + bytes(64)))
                          + u64(2) + tmpl((0x161, ul(16)), (0x100, ul(0x1f)))))
+for name, data in seeds.items():
+    with open(os.path.join(sys.argv[1], name), "wb") as f:
+        f.write(data)

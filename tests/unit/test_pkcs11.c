@@ -1577,10 +1577,16 @@ static void test_secret_latching(void **state)
 	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 16, both, 2, &k), CKR_TEMPLATE_INCONSISTENT);
 	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 16, both, 1, &k), CKR_OK);
 	assert_int_equal(battr(k, CKA_DECRYPT), 0);
-	assert_int_equal(set_bool_attr(k, CKA_DECRYPT, true), CKR_TEMPLATE_INCONSISTENT);
+	assert_int_equal(set_bool_attr(k, CKA_DECRYPT, true), CKR_ATTRIBUTE_READ_ONLY);
+	/* Nor one after the other: both turn off, never on, so a key made
+	 * to unwrap never decrypts what was wrapped under it. */
+	assert_int_equal(set_bool_attr(k, CKA_UNWRAP, false), CKR_OK);
+	assert_int_equal(set_bool_attr(k, CKA_DECRYPT, true), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(set_bool_attr(k, CKA_UNWRAP, true), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(battr(k, CKA_DECRYPT), 0);
 	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 16, NULL, 0, &k), CKR_OK);
 	assert_int_equal(battr(k, CKA_DECRYPT), 1);
-	assert_int_equal(set_bool_attr(k, CKA_UNWRAP, true), CKR_TEMPLATE_INCONSISTENT);
+	assert_int_equal(set_bool_attr(k, CKA_UNWRAP, true), CKR_ATTRIBUTE_READ_ONLY);
 	/* A private key: the same latches (the import of one that asks to
 	 * be readable is test_private_value's). */
 	assert_int_equal(set_bool_attr(priv, CKA_EXTRACTABLE, true), CKR_ATTRIBUTE_READ_ONLY);
@@ -1890,8 +1896,14 @@ static void test_wrap_move(void **state)
 	CK_ATTRIBUTE kt[] = { { CKA_PRIVATE, (void *)&no_, 1 }, { CKA_TRUSTED, (void *)&yes_, 1 } };
 	secret_key_with(CKK_AES, known, 16, kt, 2, &rv);
 	assert_int_equal(rv, CKR_ATTRIBUTE_VALUE_INVALID);
+	/* Nor one that decrypts: CKM_AES_ECB would undo its wrapping. */
+	uint64_t decrypting;
+	assert_int_equal(generate_secret(CKM_AES_KEY_GEN, 32, tt, 5, &decrypting), CKR_ATTRIBUTE_VALUE_INVALID);
 	as_so(false);
 	assert_int_equal(set_bool_attr(trusted, CKA_TRUSTED, false), CKR_ATTRIBUTE_READ_ONLY);
+	/* A trusted key is the SO's: a user changes nothing of it. */
+	assert_int_equal(set_bool_attr(trusted, CKA_WRAP, false), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(set_bool_attr(transport, CKA_ENCRYPT, false), CKR_ATTRIBUTE_READ_ONLY);
 	/* A's user: an exportable AES key and an exportable P-256 key, and
 	 * keys that may not leave. */
 	CK_ATTRIBUTE ex[] = { { CKA_EXTRACTABLE, (void *)&yes_, 1 } };
@@ -1989,7 +2001,9 @@ static void test_wrap_move(void **state)
 	assert_int_equal(mac_sign(CKM_ECDSA_SHA256, y2, (const uint8_t *)"moved", 5, 0, sig, &sl), CKR_OK);
 	/* B's unwrapping key cannot be made to decrypt (what it unwrapped
 	 * would come out). */
-	assert_int_equal(set_bool_attr(b_priv, CKA_DECRYPT, true), CKR_TEMPLATE_INCONSISTENT);
+	assert_int_equal(set_bool_attr(b_priv, CKA_DECRYPT, true), CKR_ATTRIBUTE_READ_ONLY);
+	assert_int_equal(set_bool_attr(b_priv, CKA_UNWRAP, false), CKR_OK);
+	assert_int_equal(set_bool_attr(b_priv, CKA_DECRYPT, true), CKR_ATTRIBUTE_READ_ONLY);
 	cur = &tok;
 	session = sa;
 	assert_int_equal(verify_req(CKM_ECDSA_SHA256, NULL, 0, ypub, (const uint8_t *)"moved", 5, 0, sig, sl), CKR_OK);
@@ -2074,6 +2088,40 @@ static void test_ecdh(void **state)
 		}
 		EVP_PKEY_free(tokpub);
 		EVP_PKEY_free(peer);
+	}
+	/* A derived key, however sensitive, may not be trusted: the peer of
+	 * the derivation knows its value. */
+	{
+		assert_int_equal(set_bool_attr(priv, CKA_DERIVE, true), CKR_OK);
+		EVP_PKEY *peer = EVP_EC_gen("P-384");
+		unsigned char *enc = NULL;
+		size_t ptlen = EVP_PKEY_get1_encoded_public_key(peer, &enc);
+		uint8_t param[256];
+		struct wire_writer pw;
+		wire_writer_init(&pw, param, sizeof param);
+		wire_put_u64(&pw, CKD_NULL);
+		wire_put_string(&pw, NULL, 0);
+		wire_put_string(&pw, enc, ptlen);
+		OPENSSL_free(enc);
+		EVP_PKEY_free(peer);
+		CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+		CK_KEY_TYPE ak = CKK_AES;
+		CK_ULONG sixteen = 16;
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof cls },	 { CKA_KEY_TYPE, &ak, sizeof ak },
+				     { CKA_VALUE_LEN, &sixteen, sizeof sixteen }, { CKA_PRIVATE, (void *)&no_, 1 },
+				     { CKA_DECRYPT, (void *)&no_, 1 },	 { CKA_WRAP, (void *)&yes_, 1 } };
+		begin_session(P11_OP_DERIVE_KEY);
+		wire_put_u64(&w, CKM_ECDH1_COFACTOR_DERIVE);
+		wire_put_string(&w, param, pw.len);
+		wire_put_u64(&w, priv);
+		p11_put_template(&w, t, 6);
+		assert_int_equal(send_req(), CKR_OK);
+		uint64_t dk = wire_get_u64(&r);
+		assert_int_equal(battr(dk, CKA_ALWAYS_SENSITIVE), 1);
+		assert_int_equal(battr(dk, CKA_LOCAL), 0);
+		as_so(true);
+		assert_int_equal(set_bool_attr(dk, CKA_TRUSTED, true), CKR_ATTRIBUTE_VALUE_INVALID);
+		as_so(false);
 	}
 	/* A key that may not derive. */
 	keygen(p256, sizeof p256);

@@ -36,8 +36,10 @@ bool p11_policy_token_set(uint64_t type)
 }
 
 /* Whether o may be CKA_TRUSTED: a public key, or a secret key that was
- * always sensitive (made in the token, its value never readable), so no
- * one knows the value of a key that sensitive keys may be wrapped under. */
+ * made here (CKA_LOCAL: generated, not derived, whose value a peer of the
+ * derivation would know) and always sensitive, so no one knows the value
+ * of a key that sensitive keys may be wrapped under; and one that cannot
+ * decrypt, else a decryption (CKM_AES_ECB) would undo its wrapping. */
 static bool may_be_trusted(const struct p11_object *o)
 {
 	switch (class_of(o)) {
@@ -45,7 +47,8 @@ static bool may_be_trusted(const struct p11_object *o)
 	case CKO_CERTIFICATE:
 		return true;
 	case CKO_SECRET_KEY:
-		return p11_obj_bool(o, CKA_SENSITIVE, false) && p11_obj_bool(o, CKA_ALWAYS_SENSITIVE, false);
+		return p11_obj_bool(o, CKA_SENSITIVE, false) && p11_obj_bool(o, CKA_ALWAYS_SENSITIVE, false) &&
+		       p11_obj_bool(o, CKA_LOCAL, false) && !p11_obj_bool(o, CKA_DECRYPT, true);
 	default:
 		return false;
 	}
@@ -120,7 +123,17 @@ CK_RV p11_policy_set(const struct p11_object *o, const struct p11_attr *a, unsig
 {
 	CK_BBOOL v = 0;
 	bool boolean = p11_attr_bool(a, &v);
+	/* A key the SO trusted is the SO's to change (or copy changed). */
+	if (who != CKU_SO && p11_obj_bool(o, CKA_TRUSTED, false))
+		return CKR_ATTRIBUTE_READ_ONLY;
 	switch (a->type) {
+	case CKA_DECRYPT:
+	case CKA_UNWRAP:
+		/* On a key with a secret value: turn off, never on. Else a key
+		 * made to unwrap (never to decrypt) could drop CKA_UNWRAP, take
+		 * CKA_DECRYPT, and decrypt what was wrapped under it. */
+		return holds_secret(o) && boolean && v && !p11_obj_bool(o, a->type, false) ? CKR_ATTRIBUTE_READ_ONLY
+											     : CKR_OK;
 	case CKA_SENSITIVE: /* turns on, never off */
 		return boolean && !v && p11_obj_bool(o, CKA_SENSITIVE, holds_secret(o)) ? CKR_ATTRIBUTE_READ_ONLY
 											 : CKR_OK;
