@@ -267,7 +267,7 @@ unit_keys() {
 	local unit=$X/usr/lib/systemd/system/cloak-pkcs11@.service keys
 	keys=$(unit_keys "$unit" Service)
 	local want
-	for want in User=_cloak-pkcs11 SupplementaryGroups=kvm DevicePolicy=closed 'DeviceAllow=/dev/kvm rw' \
+	for want in User=_cloak-pkcs11 'SupplementaryGroups=kvm cloak-pkcs11' DevicePolicy=closed 'DeviceAllow=/dev/kvm rw' \
 		NoNewPrivileges=yes ProtectSystem=strict PrivateTmp=yes LimitMEMLOCK=128M \
 		StateDirectory=cloak-pkcs11/%i StateDirectoryMode=0700 \
 		LoadCredentialEncrypted=cloak-pkcs11-%i.pin \
@@ -286,6 +286,14 @@ unit_keys() {
 	grep -q '^g cloak-pkcs11 ' "$X/usr/lib/sysusers.d/cloak-pkcs11.conf"
 	unit_keys "$X/usr/lib/systemd/system/cloak-pkcs11@.socket" Socket | grep -qx 'SocketGroup=cloak-pkcs11'
 	unit_keys "$X/usr/lib/systemd/system/cloak-pkcs11@.socket" Socket | grep -qx 'SocketMode=0660'
+	# The start-up check (ExecStartPost) connects to the socket as the
+	# service's user: that user is in the socket's group (without it, a
+	# booted trixie answered EACCES and the unit failed to start).
+	local group
+	group=$(unit_keys "$X/usr/lib/systemd/system/cloak-pkcs11@.socket" Socket | sed -n 's/^SocketGroup=//p')
+	[ -n "$group" ]
+	grep '^SupplementaryGroups=' <<< "$keys" | tr -s ' =' '\n' | grep -qx "$group" ||
+		{ echo "the service's user is not in the socket's group $group"; return 1; }
 }
 
 @test "SSH_AUTH_SOCK: the generator names the agent's socket for a user who enabled it, and for no one else; profile.d only where it listens and no agent is named" {
