@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The token's objects and keys: creation (import), copies, destruction,
- * search, attributes, EC and RSA key-pair generation and secret-key
+ * search, attributes, EC, Ed25519 and RSA key-pair generation and secret-key
  * generation. The rules that keep key values inside the guest are
  * p11_policy.c's; signing is p11_sign.c, encryption and decryption
  * p11_crypt.c. See p11_token.h.
@@ -16,6 +16,7 @@
 
 #include "wipe.h"
 #include "p11_ec.h"
+#include "p11_ed.h"
 #include "p11_policy.h"
 #include "p11_rsa.h"
 #include "p11_token.h"
@@ -197,6 +198,34 @@ static CK_RV ec_finish(struct p11_object *o, CK_OBJECT_CLASS cls, enum p11_origi
 	return p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen) ? CKR_OK : CKR_DEVICE_MEMORY;
 }
 
+/* An Ed25519 key (p11_ed.h): a public key's point checked; an imported
+ * private key's seed (CKA_VALUE, 32 bytes) with its public key beside
+ * it, as ec_finish keeps an EC key's. */
+static CK_RV ed_finish(struct p11_object *o, CK_OBJECT_CLASS cls, enum p11_origin origin)
+{
+	uint32_t len;
+	if (!p11_obj_attr(o, CKA_EC_PARAMS, &len))
+		return CKR_TEMPLATE_INCOMPLETE;
+	if (!p11_ed_key(o))
+		return CKR_CURVE_NOT_SUPPORTED;
+	if (cls == CKO_PUBLIC_KEY) {
+		const uint8_t *pt = p11_obj_attr(o, CKA_EC_POINT, &len);
+		if (!pt)
+			return CKR_TEMPLATE_INCOMPLETE;
+		return p11_ed_point(pt, len) ? CKR_OK : CKR_ATTRIBUTE_VALUE_INVALID;
+	}
+	if (origin == P11_GENERATED)
+		return CKR_OK;
+	const uint8_t *v = p11_obj_attr(o, CKA_VALUE, &len);
+	if (!v)
+		return CKR_TEMPLATE_INCOMPLETE;
+	if (len != P11_ED_KEY)
+		return CKR_ATTRIBUTE_VALUE_INVALID;
+	uint8_t pt[P11_ED_POINT_DER];
+	p11_ed_public(v, pt);
+	return p11_obj_set(o, CKA_EC_POINT, pt, sizeof pt) ? CKR_OK : CKR_DEVICE_MEMORY;
+}
+
 bool p11_secret_len_ok(CK_KEY_TYPE kt, size_t len)
 {
 	if (kt == CKK_AES)
@@ -243,7 +272,7 @@ CK_RV p11_object_finish(struct p11_call *c, struct p11_object *o, enum p11_origi
 	case CKO_PRIVATE_KEY:
 	case CKO_PUBLIC_KEY: {
 		CK_KEY_TYPE kt = p11_obj_ulong(o, CKA_KEY_TYPE, CKK_EC);
-		if (kt != CKK_EC && kt != CKK_RSA)
+		if (kt != CKK_EC && kt != CKK_EC_EDWARDS && kt != CKK_RSA)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if ((rv = set_ulong(o, CKA_KEY_TYPE, kt)) != CKR_OK ||
 		    (rv = p11_policy_new_key(o, origin, c->app->login, base)) != CKR_OK ||
@@ -253,6 +282,8 @@ CK_RV p11_object_finish(struct p11_call *c, struct p11_object *o, enum p11_origi
 			return rv;
 		if (kt == CKK_RSA)
 			rv = origin == P11_GENERATED ? CKR_OK : rsa_import(o, cls == CKO_PRIVATE_KEY);
+		else if (kt == CKK_EC_EDWARDS)
+			rv = ed_finish(o, cls, origin);
 		else
 			rv = ec_finish(o, cls, origin);
 		if (rv != CKR_OK)
@@ -321,7 +352,7 @@ CK_RV p11_key_usable(const struct p11_object *k, CK_OBJECT_CLASS cls, CK_KEY_TYP
 	if (!k)
 		return CKR_KEY_HANDLE_INVALID;
 	if (p11_obj_ulong(k, CKA_CLASS, ~0ul) != cls || p11_obj_ulong(k, CKA_KEY_TYPE, ~0ul) != kt ||
-	    (kt == CKK_EC && !p11_curve_of(k)))
+	    (kt == CKK_EC && !p11_curve_of(k)) || (kt == CKK_EC_EDWARDS && !p11_ed_key(k)))
 		return CKR_KEY_TYPE_INCONSISTENT;
 	return p11_obj_bool(k, usage, false) ? CKR_OK : CKR_KEY_FUNCTION_NOT_PERMITTED;
 }
@@ -546,28 +577,72 @@ bool p11_template_has(const struct p11_template *t, uint64_t type)
 	return false;
 }
 
-/* One generated half: template, then class, curve and generated values. */
-static CK_RV generated(struct p11_call *c, struct p11_session *s, struct p11_object *o,
-		       const struct p11_template *t, CK_OBJECT_CLASS cls, const struct p11_curve *curve,
-		       const uint8_t *d, const uint8_t *pt, size_t ptlen)
+/* The end of a key-pair generation: on failure both halves go (either
+ * may be NULL: not made); on success their handles are the reply. */
+static CK_RV pair_result(struct p11_call *c, CK_RV rv, struct p11_object *po, struct p11_object *ko)
+{
+	if (rv != CKR_OK) {
+		if (po)
+			p11_objects_free(po);
+		if (ko)
+			p11_objects_free(ko);
+		return rv;
+	}
+	wire_put_u64(c->w, po->handle);
+	wire_put_u64(c->w, ko->handle);
+	return CKR_OK;
+}
+
+/* A generated EC or Ed25519 key pair, as both halves take it: its key
+ * type and mechanism, the CKA_EC_PARAMS where a template names none, its
+ * curve (EC) and its values. */
+struct genpair {
+	CK_KEY_TYPE kt;
+	CK_MECHANISM_TYPE mech;
+	const uint8_t *params;
+	size_t params_len;
+	const struct p11_curve *curve; /* EC; NULL: Ed25519 */
+	const uint8_t *d, *pt;
+	size_t dlen, ptlen;
+};
+
+/* One generated half: template, then class, key type, curve and
+ * generated values. */
+static CK_RV generated(struct p11_call *c, struct p11_object *o, const struct p11_template *t, CK_OBJECT_CLASS cls,
+		       const struct genpair *g)
 {
 	CK_RV rv = p11_object_apply(o, t);
 	if (rv != CKR_OK)
 		return rv;
-	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || p11_template_has(t, CKA_VALUE) || p11_template_has(t, CKA_EC_POINT))
+	if (p11_obj_ulong(o, CKA_CLASS, cls) != cls || p11_obj_ulong(o, CKA_KEY_TYPE, g->kt) != g->kt ||
+	    p11_template_has(t, CKA_VALUE) || p11_template_has(t, CKA_EC_POINT))
 		return CKR_TEMPLATE_INCONSISTENT;
-	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK ||
-	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, CKM_EC_KEY_PAIR_GEN)) != CKR_OK)
+	if ((rv = set_ulong(o, CKA_CLASS, cls)) != CKR_OK || (rv = set_ulong(o, CKA_KEY_TYPE, g->kt)) != CKR_OK ||
+	    (rv = set_ulong(o, CKA_KEY_GEN_MECHANISM, g->mech)) != CKR_OK)
 		return rv;
-	if (!p11_template_has(t, CKA_EC_PARAMS) && !p11_obj_set(o, CKA_EC_PARAMS, curve->oid, (uint32_t)curve->oid_len))
+	if (!p11_template_has(t, CKA_EC_PARAMS) && !p11_obj_set(o, CKA_EC_PARAMS, g->params, (uint32_t)g->params_len))
 		return CKR_DEVICE_MEMORY;
-	if (p11_curve_of(o) != curve)
+	if (g->curve ? p11_curve_of(o) != g->curve : !p11_ed_key(o))
 		return CKR_TEMPLATE_INCONSISTENT;
-	if (!p11_obj_set(o, CKA_EC_POINT, pt, (uint32_t)ptlen))
+	if (!p11_obj_set(o, CKA_EC_POINT, g->pt, (uint32_t)g->ptlen))
 		return CKR_DEVICE_MEMORY;
-	if (cls == CKO_PRIVATE_KEY && !p11_obj_set(o, CKA_VALUE, d, (uint32_t)curve->scalar))
+	if (cls == CKO_PRIVATE_KEY && !p11_obj_set(o, CKA_VALUE, g->d, (uint32_t)g->dlen))
 		return CKR_DEVICE_MEMORY;
 	return p11_object_finish(c, o, P11_GENERATED, NULL);
+}
+
+/* Both halves of a generated EC or Ed25519 pair, then the reply. */
+static CK_RV ec_pair(struct p11_call *c, const struct p11_template *pub, const struct p11_template *priv,
+		     const struct genpair *g)
+{
+	struct p11_object *po = p11_objects_new(&c->t->objects, 0);
+	struct p11_object *ko = p11_objects_new(&c->t->objects, 0);
+	CK_RV rv = po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
+	if (rv == CKR_OK)
+		rv = generated(c, po, pub, CKO_PUBLIC_KEY, g);
+	if (rv == CKR_OK)
+		rv = generated(c, ko, priv, CKO_PRIVATE_KEY, g);
+	return pair_result(c, rv, po, ko);
 }
 
 /* One generated half of an RSA key pair: template, then class, key
@@ -589,22 +664,6 @@ static CK_RV rsa_generated(struct p11_call *c, struct p11_session *s, struct p11
 	    (rv = rsa_store(o, k, cls == CKO_PRIVATE_KEY)) != CKR_OK)
 		return rv;
 	return p11_object_finish(c, o, P11_GENERATED, NULL);
-}
-
-/* The end of a key-pair generation: on failure both halves go (either
- * may be NULL: not made); on success their handles are the reply. */
-static CK_RV pair_result(struct p11_call *c, CK_RV rv, struct p11_object *po, struct p11_object *ko)
-{
-	if (rv != CKR_OK) {
-		if (po)
-			p11_objects_free(po);
-		if (ko)
-			p11_objects_free(ko);
-		return rv;
-	}
-	wire_put_u64(c->w, po->handle);
-	wire_put_u64(c->w, ko->handle);
-	return CKR_OK;
 }
 
 /* CKM_RSA_PKCS_KEY_PAIR_GEN: CKA_MODULUS_BITS from the public template;
@@ -648,6 +707,37 @@ static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct 
 	return pair_result(c, rv, po, ko);
 }
 
+/* CKM_EC_EDWARDS_KEY_PAIR_GEN: a template must name Ed25519 (either
+ * CKA_EC_PARAMS form, p11_ed.h); the seed comes from the guest's own
+ * entropy, the public key from libsodium. */
+static CK_RV ed_keygen(struct p11_call *c, const struct p11_template *pub, const struct p11_template *priv)
+{
+	bool named = false;
+	for (int k = 0; k < 2; k++) {
+		const struct p11_template *t = k ? priv : pub;
+		for (uint32_t i = 0; i < t->n; i++)
+			if (t->a[i].type == CKA_EC_PARAMS) {
+				if (!p11_ed_params(t->a[i].value, t->a[i].len))
+					return CKR_CURVE_NOT_SUPPORTED;
+				named = true;
+			}
+	}
+	if (!named)
+		return CKR_TEMPLATE_INCOMPLETE;
+	br_hmac_drbg_context drbg;
+	if (!c->t->env->seed(c->t->env->ctx, &drbg))
+		return CKR_DEVICE_ERROR;
+	uint8_t seed[P11_ED_KEY], pt[P11_ED_POINT_DER];
+	br_hmac_drbg_generate(&drbg, seed, sizeof seed);
+	wipe(&drbg, sizeof drbg);
+	p11_ed_public(seed, pt);
+	struct genpair g = { CKK_EC_EDWARDS, CKM_EC_EDWARDS_KEY_PAIR_GEN, p11_ed_oid, sizeof p11_ed_oid, NULL,
+			     seed, pt, sizeof seed, sizeof pt };
+	CK_RV rv = ec_pair(c, pub, priv, &g);
+	wipe(seed, sizeof seed);
+	return rv;
+}
+
 CK_RV p11_op_keygen(struct p11_call *c)
 {
 	struct p11_session *s = c->s;
@@ -659,12 +749,14 @@ CK_RV p11_op_keygen(struct p11_call *c)
 	CK_RV rv = p11_args_checked(c, true);
 	if (rv != CKR_OK)
 		return rv;
-	if (mech != CKM_EC_KEY_PAIR_GEN && mech != CKM_RSA_PKCS_KEY_PAIR_GEN)
+	if (mech != CKM_EC_KEY_PAIR_GEN && mech != CKM_EC_EDWARDS_KEY_PAIR_GEN && mech != CKM_RSA_PKCS_KEY_PAIR_GEN)
 		return CKR_MECHANISM_INVALID;
 	if (param.len)
 		return CKR_MECHANISM_PARAM_INVALID;
 	if (mech == CKM_RSA_PKCS_KEY_PAIR_GEN)
 		return rsa_keygen(c, s, &pub, &priv);
+	if (mech == CKM_EC_EDWARDS_KEY_PAIR_GEN)
+		return ed_keygen(c, &pub, &priv);
 	const struct p11_curve *curve = template_curve(&pub, &priv);
 	if (!curve)
 		return p11_template_has(&pub, CKA_EC_PARAMS) || p11_template_has(&priv, CKA_EC_PARAMS) ? CKR_CURVE_NOT_SUPPORTED
@@ -677,15 +769,10 @@ CK_RV p11_op_keygen(struct p11_call *c)
 	wipe(&drbg, sizeof drbg);
 	if (!ptlen)
 		return CKR_DEVICE_ERROR;
-	struct p11_object *po = p11_objects_new(&c->t->objects, 0);
-	struct p11_object *ko = p11_objects_new(&c->t->objects, 0);
-	rv = po && ko ? CKR_OK : CKR_DEVICE_MEMORY;
-	if (rv == CKR_OK)
-		rv = generated(c, s, po, &pub, CKO_PUBLIC_KEY, curve, d, pt, ptlen);
-	if (rv == CKR_OK)
-		rv = generated(c, s, ko, &priv, CKO_PRIVATE_KEY, curve, d, pt, ptlen);
+	struct genpair g = { CKK_EC, CKM_EC_KEY_PAIR_GEN, curve->oid, curve->oid_len, curve, d, pt, curve->scalar, ptlen };
+	rv = ec_pair(c, &pub, &priv, &g);
 	wipe(d, sizeof d);
-	return pair_result(c, rv, po, ko);
+	return rv;
 }
 
 /* ---- secret-key generation */

@@ -2,7 +2,9 @@
 /*
  * Signing and verifying: C_SignInit, C_Sign, C_SignUpdate, C_SignFinal
  * and the C_Verify* calls, with ECDSA (p11_ec.c, services/common/ecdsa.c;
- * verification on BearSSL), RSA PKCS#1 v1.5 and PSS (p11_rsa.c), HMAC
+ * verification on BearSSL), Ed25519 (p11_ed.c, on libsodium; pure
+ * Ed25519, single-part, as SoftHSM2 has it), RSA PKCS#1 v1.5 and PSS
+ * (p11_rsa.c), HMAC
  * with SHA-1 and SHA-2 (BearSSL's br_hmac) and AES-CMAC (p11_aes.c). See
  * p11_token.h and docs/pkcs11.md's mechanisms table.
  */
@@ -12,6 +14,7 @@
 
 #include "wipe.h"
 #include "p11_ec.h"
+#include "p11_ed.h"
 #include "p11_rsa.h"
 #include "p11_token.h"
 
@@ -25,6 +28,7 @@ static const struct sigmech {
 	{ CKM_ECDSA, CKK_EC, 0, false, false },
 	{ CKM_ECDSA_SHA256, CKK_EC, CKM_SHA256, false, false },
 	{ CKM_ECDSA_SHA384, CKK_EC, CKM_SHA384, false, false },
+	{ CKM_EDDSA, CKK_EC_EDWARDS, 0, false, false },
 	{ CKM_RSA_PKCS, CKK_RSA, 0, false, false },
 	{ CKM_SHA256_RSA_PKCS, CKK_RSA, CKM_SHA256, false, false },
 	{ CKM_SHA384_RSA_PKCS, CKK_RSA, CKM_SHA384, false, false },
@@ -116,7 +120,7 @@ static CK_RV sig_init(struct p11_call *c, enum p11_kind kind, bool whole)
 	const struct sigmech *m = sigmech(a.mech);
 	if (!m)
 		return CKR_MECHANISM_INVALID;
-	if (a.param.len && !m->pss)
+	if (m->key == CKK_EC_EDWARDS ? !p11_ed_mech_params(a.param.p, a.param.len) : a.param.len && !m->pss)
 		return CKR_MECHANISM_PARAM_INVALID;
 	CK_OBJECT_CLASS cls = m->mac ? CKO_SECRET_KEY : kind == P11_KIND_SIGN ? CKO_PRIVATE_KEY : CKO_PUBLIC_KEY;
 	if ((rv = p11_key_usable(a.key, cls, m->key, kind == P11_KIND_SIGN ? CKA_SIGN : CKA_VERIFY)) != CKR_OK)
@@ -192,6 +196,8 @@ static size_t sig_len(const struct sigmech *m, const struct p11_object *k)
 {
 	if (m->mac)
 		return m->key == CKK_AES ? P11_AES_BLOCK : p11_rsa_hash_len(m->hash);
+	if (m->key == CKK_EC_EDWARDS)
+		return P11_ED_SIG;
 	if (m->key == CKK_EC) {
 		const struct p11_curve *curve = p11_curve_of(k);
 		return curve ? 2 * curve->scalar : 0;
@@ -202,9 +208,12 @@ static size_t sig_len(const struct sigmech *m, const struct p11_object *k)
 }
 
 /* Whether data of len bytes may be signed by a mechanism that does not
- * hash. */
+ * hash. Ed25519 signs a message of any length (what p11_get_bytes let
+ * in), empty too. */
 static bool raw_len_ok(const struct p11_opstate *op, const struct sigmech *m, size_t siglen, size_t len)
 {
+	if (m->key == CKK_EC_EDWARDS)
+		return true;
 	if (m->key == CKK_EC)
 		return len > 0 && len <= P11_EC_SIG_MAX;
 	if (m->pss)
@@ -311,7 +320,9 @@ static CK_RV sign(struct p11_call *c, bool final)
 	if (ok && m->mac)
 		memcpy(sig, in, siglen);
 	else if (ok)
-		ok = m->key == CKK_EC ? sign_ec(k, in, inlen, sig) : sign_rsa(c, op, m, k, in, inlen, sig);
+		ok = m->key == CKK_EC ? sign_ec(k, in, inlen, sig)
+		     : m->key == CKK_EC_EDWARDS ? p11_ed_sign(k, in, inlen, sig)
+						 : sign_rsa(c, op, m, k, in, inlen, sig);
 	wipe(h, sizeof h);
 	p11_op_done(c, P11_KIND_SIGN, CKR_OK);
 	if (!ok)
@@ -399,6 +410,8 @@ static CK_RV verify(struct p11_call *c, bool final)
 		ok = same(in, sig.p, siglen);
 	} else if (m->key == CKK_EC) {
 		ok = verify_ec(k, in, inlen, sig.p, sig.len);
+	} else if (m->key == CKK_EC_EDWARDS) {
+		ok = p11_ed_verify(k, in, inlen, sig.p);
 	} else {
 		struct p11_rsa_key key;
 		p11_rsa_view(k, &key);
