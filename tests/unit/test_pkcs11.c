@@ -3,8 +3,8 @@
  * Unit tests of the PKCS#11 token guest's host-buildable modules
  * (services/pkcs11): frame bounds, the reader, and the token's request
  * handler on a token initialised through its own requests. Signatures are
- * checked with BearSSL's verifier (ECDSA) and OpenSSL's (RSA), which the
- * token never calls. Wiping is
+ * checked with BearSSL's verifier (ECDSA) and OpenSSL's (RSA, Ed25519),
+ * which the token never calls. Wiping is
  * checked by searching the token's whole state for a key's scalar after
  * the key was destroyed.
  */
@@ -2229,6 +2229,270 @@ static void test_pkcs8_openssl(void **state)
 	}
 }
 
+/* ---- Ed25519 */
+
+static const uint8_t ed_oid[] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
+static const uint8_t ed_name[] = { 0x13, 0x0c, 'e', 'd', 'w', 'a', 'r', 'd', 's', '2', '5', '5', '1', '9' };
+
+/* An Ed25519 token key pair named by params (either form). */
+static CK_RV ed_keygen(const uint8_t *params, size_t len)
+{
+	CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, (void *)params, len }, { CKA_TOKEN, (void *)&yes_, 1 } };
+	CK_ATTRIBUTE kt[] = { { CKA_TOKEN, (void *)&yes_, 1 }, { CKA_ID, "e", 1 } };
+	return gen_pair(CKM_EC_EDWARDS_KEY_PAIR_GEN, pt, kt);
+}
+
+/* The 32-byte public key in key object obj's CKA_EC_POINT (a DER OCTET
+ * STRING, as SoftHSM2 returns it). */
+static void ed_point(uint64_t obj, uint8_t pk[32])
+{
+	uint32_t len;
+	CK_RV rv;
+	const uint8_t *v = attr(obj, CKA_EC_POINT, &len, &rv);
+	assert_int_equal(rv, CKR_OK);
+	assert_int_equal(len, 34);
+	assert_int_equal(v[0], 0x04);
+	assert_int_equal(v[1], 32);
+	memcpy(pk, v + 2, 32);
+}
+
+/* OpenSSL's verdict (1: good) on an Ed25519 signature, which the token
+ * never calls. */
+static int ossl_ed_verify(const uint8_t pk[32], const uint8_t *msg, size_t len, const uint8_t sig[64])
+{
+	EVP_PKEY *k = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pk, 32);
+	EVP_MD_CTX *mc = EVP_MD_CTX_new();
+	assert_non_null(k);
+	assert_non_null(mc);
+	assert_int_equal(EVP_DigestVerifyInit(mc, NULL, NULL, NULL, k), 1);
+	int ok = EVP_DigestVerify(mc, sig, 64, msg, len);
+	EVP_MD_CTX_free(mc);
+	EVP_PKEY_free(k);
+	return ok;
+}
+
+/* A signature by key priv of msg, checked by OpenSSL against key pub's
+ * point (and a changed one not). */
+static void ed_sign_checked(uint64_t key, uint64_t pubkey, const uint8_t *msg, size_t len)
+{
+	uint8_t sig[512], pk[32];
+	uint32_t n;
+	assert_int_equal(mac_sign(CKM_EDDSA, key, msg, len, 0, sig, &n), CKR_OK);
+	assert_int_equal(n, 64);
+	ed_point(pubkey, pk);
+	assert_int_equal(ossl_ed_verify(pk, msg, len, sig), 1);
+	sig[40] ^= 2; /* the control */
+	assert_int_not_equal(ossl_ed_verify(pk, msg, len, sig), 1);
+}
+
+/* Key generation with CKA_EC_PARAMS as the OID and as "edwards25519":
+ * the key type, the parameters as given, the public key's encoding, a
+ * private key sensitive and never extractable whose value is unreadable,
+ * signatures OpenSSL verifies; curves of the other mechanism refused. */
+static void test_ed25519_keygen(void **state)
+{
+	static const uint8_t msg[] = "signed with Ed25519 by the token";
+	for (int form = 0; form < 2; form++) {
+		const uint8_t *params = form ? ed_name : ed_oid;
+		size_t plen = form ? sizeof ed_name : sizeof ed_oid;
+		assert_int_equal(ed_keygen(params, plen), CKR_OK);
+		uint32_t len;
+		CK_RV rv;
+		for (int half = 0; half < 2; half++) {
+			uint64_t o = half ? priv : pub;
+			const uint8_t *v = attr(o, CKA_KEY_TYPE, &len, &rv);
+			CK_KEY_TYPE kt;
+			assert_int_equal(rv, CKR_OK);
+			assert_int_equal(len, sizeof kt);
+			memcpy(&kt, v, sizeof kt);
+			assert_int_equal(kt, CKK_EC_EDWARDS);
+			v = attr(o, CKA_EC_PARAMS, &len, &rv);
+			assert_int_equal(rv, CKR_OK);
+			assert_int_equal(len, plen);
+			assert_memory_equal(v, params, plen);
+		}
+		uint8_t a[32], b[32];
+		ed_point(pub, a);
+		ed_point(priv, b);
+		assert_memory_equal(a, b, 32);
+		attr(priv, CKA_VALUE, &len, &rv);
+		assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+		assert_int_equal(battr(priv, CKA_SENSITIVE), 1);
+		assert_int_equal(battr(priv, CKA_EXTRACTABLE), 0);
+		assert_int_equal(battr(priv, CKA_ALWAYS_SENSITIVE), 1);
+		assert_int_equal(battr(priv, CKA_NEVER_EXTRACTABLE), 1);
+		assert_int_equal(battr(priv, CKA_LOCAL), 1);
+		assert_int_equal(set_bool_attr(priv, CKA_SENSITIVE, false), CKR_ATTRIBUTE_READ_ONLY);
+		ed_sign_checked(priv, pub, msg, sizeof msg);
+		ed_sign_checked(priv, pub, NULL, 0); /* the empty message */
+	}
+	/* No curve, another curve, Ed25519 for the EC mechanism. */
+	CK_ATTRIBUTE none[] = { { CKA_TOKEN, (void *)&yes_, 1 }, { CKA_ID, "e", 1 } };
+	assert_int_equal(gen_pair(CKM_EC_EDWARDS_KEY_PAIR_GEN, none, none), CKR_TEMPLATE_INCOMPLETE);
+	assert_int_equal(ed_keygen(p256, sizeof p256), CKR_CURVE_NOT_SUPPORTED);
+	CK_ATTRIBUTE ed[] = { { CKA_EC_PARAMS, (void *)ed_oid, sizeof ed_oid }, { CKA_TOKEN, (void *)&yes_, 1 } };
+	assert_int_equal(gen_pair(CKM_EC_KEY_PAIR_GEN, ed, none), CKR_CURVE_NOT_SUPPORTED);
+	/* The mechanisms as C_GetMechanismInfo has them. */
+	static const struct {
+		CK_MECHANISM_TYPE m;
+		CK_FLAGS f;
+	} mi[] = { { CKM_EC_EDWARDS_KEY_PAIR_GEN, CKF_GENERATE_KEY_PAIR }, { CKM_EDDSA, CKF_SIGN | CKF_VERIFY } };
+	for (size_t i = 0; i < 2; i++) {
+		begin(P11_OP_MECH_INFO, app1);
+		wire_put_u64(&w, mi[i].m);
+		assert_int_equal(send_req(), CKR_OK);
+		assert_int_equal(wire_get_u64(&r), 255);
+		assert_int_equal(wire_get_u64(&r), 255);
+		assert_int_equal(wire_get_u64(&r), mi[i].f);
+	}
+}
+
+/* The token's verification: its own signature good, a changed one
+ * CKR_SIGNATURE_INVALID, a short one CKR_SIGNATURE_LEN_RANGE; keys of
+ * the wrong type, the multi-part calls and Ed25519ph refused. */
+static void test_ed25519_verify(void **state)
+{
+	static const uint8_t msg[] = "verified with Ed25519 by the token";
+	uint64_t ecpub = pub, ecpriv = priv;
+	assert_int_equal(ed_keygen(ed_oid, sizeof ed_oid), CKR_OK);
+	uint8_t sig[512];
+	uint32_t n;
+	assert_int_equal(mac_sign(CKM_EDDSA, priv, msg, sizeof msg, 0, sig, &n), CKR_OK);
+	assert_int_equal(n, 64);
+	assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, pub, msg, sizeof msg, 0, sig, n), CKR_OK);
+	assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, pub, msg, sizeof msg - 1, 0, sig, n), CKR_SIGNATURE_INVALID);
+	for (size_t i = 0; i < 64; i += 21) {
+		sig[i] ^= 0x10;
+		assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, pub, msg, sizeof msg, 0, sig, n), CKR_SIGNATURE_INVALID);
+		sig[i] ^= 0x10;
+	}
+	assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, pub, msg, sizeof msg, 0, sig, n - 1), CKR_SIGNATURE_LEN_RANGE);
+	/* Wrong key types, either way; a private key to verify. */
+	assert_int_equal(mac_sign(CKM_EDDSA, ecpriv, msg, sizeof msg, 0, sig, &n), CKR_KEY_TYPE_INCONSISTENT);
+	assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, ecpub, msg, sizeof msg, 0, sig, 64), CKR_KEY_TYPE_INCONSISTENT);
+	assert_int_equal(mac_sign(CKM_ECDSA_SHA256, priv, msg, sizeof msg, 0, sig, &n), CKR_KEY_TYPE_INCONSISTENT);
+	assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, priv, msg, sizeof msg, 0, sig, 64), CKR_KEY_TYPE_INCONSISTENT);
+	/* Single-part only, as SoftHSM2 has it: an update ends the operation. */
+	assert_int_equal(op_init(P11_OP_SIGN_INIT, CKM_EDDSA, NULL, 0, priv), CKR_OK);
+	begin_session(P11_OP_SIGN_UPDATE);
+	wire_put_string(&w, msg, 4);
+	assert_int_equal(send_req(), CKR_FUNCTION_NOT_SUPPORTED);
+	assert_int_equal(sign_plain(msg, sizeof msg), CKR_OPERATION_NOT_INITIALIZED);
+	/* CK_EDDSA_PARAMS: pure Ed25519 taken, Ed25519ph and a context not. */
+	struct {
+		CK_BBOOL ph;
+		CK_ULONG ctx_len;
+		CK_BYTE_PTR ctx;
+	} ep = { CK_FALSE, 0, NULL };
+	assert_int_equal(op_init(P11_OP_SIGN_INIT, CKM_EDDSA, &ep, sizeof ep, priv), CKR_OK);
+	assert_int_equal(sign_plain(msg, sizeof msg), CKR_OK);
+	ep.ph = CK_TRUE;
+	assert_int_equal(op_init(P11_OP_SIGN_INIT, CKM_EDDSA, &ep, sizeof ep, priv), CKR_MECHANISM_PARAM_INVALID);
+	ep.ph = CK_FALSE, ep.ctx_len = 3, ep.ctx = (CK_BYTE_PTR)"ctx";
+	assert_int_equal(op_init(P11_OP_SIGN_INIT, CKM_EDDSA, &ep, sizeof ep, priv), CKR_MECHANISM_PARAM_INVALID);
+	assert_int_equal(op_init(P11_OP_VERIFY_INIT, CKM_EDDSA, "x", 1, pub), CKR_MECHANISM_PARAM_INVALID);
+}
+
+/* RFC 8032 7.1, test 2: a private key imported by C_CreateObject (its
+ * seed as CKA_VALUE) gives the RFC's public key and signature, and a
+ * public key imported verifies it; malformed values refused. */
+static void test_ed25519_rfc8032(void **state)
+{
+	static const uint8_t seed[32] = { 0x4c, 0xcd, 0x08, 0x9b, 0x28, 0xff, 0x96, 0xda, 0x9d, 0xb6, 0xc3,
+					  0x46, 0xec, 0x11, 0x4e, 0x0f, 0x5b, 0x8a, 0x31, 0x9f, 0x35, 0xab,
+					  0xa6, 0x24, 0xda, 0x8c, 0xf6, 0xed, 0x4f, 0xb8, 0xa6, 0xfb };
+	static const uint8_t point[34] = { 0x04, 0x20, 0x3d, 0x40, 0x17, 0xc3, 0xe8, 0x43, 0x89, 0x5a, 0x92,
+					   0xb7, 0x0a, 0xa7, 0x4d, 0x1b, 0x7e, 0xbc, 0x9c, 0x98, 0x2c, 0xcf,
+					   0x2e, 0xc4, 0x96, 0x8c, 0xc0, 0xcd, 0x55, 0xf1, 0x2a, 0xf4, 0x66,
+					   0x0c };
+	static const uint8_t msg[1] = { 0x72 };
+	static const uint8_t want[64] = {
+		0x92, 0xa0, 0x09, 0xa9, 0xf0, 0xd4, 0xca, 0xb8, 0x72, 0x0e, 0x82, 0x0b, 0x5f, 0x64, 0x25, 0x40,
+		0xa2, 0xb2, 0x7b, 0x54, 0x16, 0x50, 0x3f, 0x8f, 0xb3, 0x76, 0x22, 0x23, 0xeb, 0xdb, 0x69, 0xda,
+		0x08, 0x5a, 0xc1, 0xe4, 0x3e, 0x15, 0x99, 0x6e, 0x45, 0x8f, 0x36, 0x13, 0xd0, 0xf1, 0x1d, 0x8c,
+		0x38, 0x7b, 0x2e, 0xae, 0xb4, 0x30, 0x2a, 0xee, 0xb0, 0x0d, 0x29, 0x16, 0x12, 0xbb, 0x0c, 0x00,
+	};
+	CK_OBJECT_CLASS kcls = CKO_PRIVATE_KEY, pcls = CKO_PUBLIC_KEY;
+	CK_KEY_TYPE kt = CKK_EC_EDWARDS;
+	static const size_t vlens[] = { 31, 33, 32 }; /* the good one last: its handle */
+	for (size_t i = 0; i < 3; i++) {
+		size_t vlen = vlens[i];
+		uint8_t v[33] = { 0 };
+		memcpy(v, seed, 32);
+		CK_ATTRIBUTE imp[] = { { CKA_CLASS, &kcls, sizeof kcls }, { CKA_KEY_TYPE, &kt, sizeof kt },
+				       { CKA_EC_PARAMS, (void *)ed_name, sizeof ed_name }, { CKA_VALUE, v, vlen } };
+		begin_session(P11_OP_CREATE_OBJECT);
+		p11_put_template(&w, imp, 4);
+		assert_int_equal(send_req(), vlen == 32 ? CKR_OK : CKR_ATTRIBUTE_VALUE_INVALID);
+	}
+	uint64_t key = wire_get_u64(&r);
+	uint8_t pk[32], sig[512];
+	uint32_t n, len;
+	CK_RV rv;
+	ed_point(key, pk);
+	assert_memory_equal(pk, point + 2, 32);
+	attr(key, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+	assert_int_equal(battr(key, CKA_LOCAL), 0);
+	assert_int_equal(mac_sign(CKM_EDDSA, key, msg, sizeof msg, 0, sig, &n), CKR_OK);
+	assert_int_equal(n, 64);
+	assert_memory_equal(sig, want, 64);
+	/* The public key: as an OCTET STRING only. */
+	for (int raw = 1; raw >= 0; raw--) {
+		CK_ATTRIBUTE imp[] = { { CKA_CLASS, &pcls, sizeof pcls }, { CKA_KEY_TYPE, &kt, sizeof kt },
+				       { CKA_EC_PARAMS, (void *)ed_oid, sizeof ed_oid },
+				       { CKA_EC_POINT, (void *)(point + 2 * raw), sizeof point - 2 * raw } };
+		begin_session(P11_OP_CREATE_OBJECT);
+		p11_put_template(&w, imp, 4);
+		assert_int_equal(send_req(), raw ? CKR_ATTRIBUTE_VALUE_INVALID : CKR_OK);
+	}
+	uint64_t pubkey = wire_get_u64(&r);
+	assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, pubkey, msg, sizeof msg, 0, want, 64), CKR_OK);
+	uint8_t bad[64];
+	memcpy(bad, want, 64);
+	bad[63] ^= 0x40;
+	assert_int_equal(verify_req(CKM_EDDSA, NULL, 0, pubkey, msg, sizeof msg, 0, bad, 64), CKR_SIGNATURE_INVALID);
+	/* Another curve's parameters for an Ed25519 key. */
+	CK_ATTRIBUTE other[] = { { CKA_CLASS, &pcls, sizeof pcls }, { CKA_KEY_TYPE, &kt, sizeof kt },
+				 { CKA_EC_PARAMS, (void *)p256, sizeof p256 }, { CKA_EC_POINT, (void *)point, sizeof point } };
+	begin_session(P11_OP_CREATE_OBJECT);
+	p11_put_template(&w, other, 4);
+	assert_int_equal(send_req(), CKR_CURVE_NOT_SUPPORTED);
+}
+
+/* An Ed25519 token key pair kept in the objects' blob (what the store
+ * keeps) and loaded again signs as before; a copy of it signs too, and
+ * its seed is no more readable than the original's. */
+static void test_ed25519_persist(void **state)
+{
+	static const uint8_t msg[] = "signed after a reload";
+	static struct p11_objects copy;
+	static uint8_t blob[P11_OBJECTS_MAX * (P11_OBJ_DATA + 2048)];
+	assert_int_equal(ed_keygen(ed_name, sizeof ed_name), CKR_OK);
+	uint8_t before[32], after[32];
+	ed_point(pub, before);
+	size_t n = p11_objects_save(&tok.objects, blob, sizeof blob);
+	assert_true(n > 0);
+	assert_true(p11_objects_load(&copy, blob, n));
+	memset(&tok.objects, 0, sizeof tok.objects);
+	assert_null(p11_objects_get(&tok.objects, priv));
+	memcpy(&tok.objects, &copy, sizeof copy);
+	ed_point(pub, after);
+	assert_memory_equal(before, after, 32);
+	ed_sign_checked(priv, pub, msg, sizeof msg);
+	CK_ATTRIBUTE t[] = { { CKA_LABEL, "ed copy", 7 } };
+	begin_session(P11_OP_COPY_OBJECT);
+	wire_put_u64(&w, priv);
+	p11_put_template(&w, t, 1);
+	assert_int_equal(send_req(), CKR_OK);
+	uint64_t dup = wire_get_u64(&r);
+	ed_sign_checked(dup, pub, msg, sizeof msg);
+	uint32_t len;
+	CK_RV rv;
+	attr(dup, CKA_VALUE, &len, &rv);
+	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2255,6 +2519,10 @@ int main(void)
 		cmocka_unit_test_setup(test_wrap_move, setup),
 		cmocka_unit_test_setup(test_ecdh, setup),
 		cmocka_unit_test_setup(test_pkcs8_openssl, setup),
+		cmocka_unit_test_setup(test_ed25519_keygen, setup),
+		cmocka_unit_test_setup(test_ed25519_verify, setup),
+		cmocka_unit_test_setup(test_ed25519_rfc8032, setup),
+		cmocka_unit_test_setup(test_ed25519_persist, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,12 +8,12 @@
 
 #include "wipe.h"
 
-const uint8_t p11_ed_oid[5] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
+static const uint8_t ed_oid[5] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
 static const uint8_t ed_name[14] = { 0x13, 0x0c, 'e', 'd', 'w', 'a', 'r', 'd', 's', '2', '5', '5', '1', '9' };
 
 bool p11_ed_params(const uint8_t *p, size_t len)
 {
-	return (len == sizeof p11_ed_oid && !memcmp(p, p11_ed_oid, len)) ||
+	return (len == sizeof ed_oid && !memcmp(p, ed_oid, len)) ||
 	       (len == sizeof ed_name && !memcmp(p, ed_name, len));
 }
 

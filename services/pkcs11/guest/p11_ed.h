@@ -24,10 +24,6 @@
 #define P11_ED_SIG 64
 #define P11_ED_POINT_DER (2 + P11_ED_KEY)
 
-/* CKA_EC_PARAMS of Ed25519 (the OID), for keys whose template names
- * none. */
-extern const uint8_t p11_ed_oid[5];
-
 /* Whether a CKA_EC_PARAMS value names Ed25519, and whether key object o
  * is an Ed25519 key (its CKA_EC_PARAMS). */
 bool p11_ed_params(const uint8_t *p, size_t len);

@@ -708,18 +708,19 @@ static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct 
 }
 
 /* CKM_EC_EDWARDS_KEY_PAIR_GEN: a template must name Ed25519 (either
- * CKA_EC_PARAMS form, p11_ed.h); the seed comes from the guest's own
+ * CKA_EC_PARAMS form, p11_ed.h; SoftHSM2 wants one too); the seed comes from the guest's own
  * entropy, the public key from libsodium. */
 static CK_RV ed_keygen(struct p11_call *c, const struct p11_template *pub, const struct p11_template *priv)
 {
-	bool named = false;
+	const struct p11_attr *named = NULL;
 	for (int k = 0; k < 2; k++) {
 		const struct p11_template *t = k ? priv : pub;
 		for (uint32_t i = 0; i < t->n; i++)
 			if (t->a[i].type == CKA_EC_PARAMS) {
 				if (!p11_ed_params(t->a[i].value, t->a[i].len))
 					return CKR_CURVE_NOT_SUPPORTED;
-				named = true;
+				if (!named)
+					named = &t->a[i];
 			}
 	}
 	if (!named)
@@ -731,7 +732,9 @@ static CK_RV ed_keygen(struct p11_call *c, const struct p11_template *pub, const
 	br_hmac_drbg_generate(&drbg, seed, sizeof seed);
 	wipe(&drbg, sizeof drbg);
 	p11_ed_public(seed, pt);
-	struct genpair g = { CKK_EC_EDWARDS, CKM_EC_EDWARDS_KEY_PAIR_GEN, p11_ed_oid, sizeof p11_ed_oid, NULL,
+	/* The half whose template names no curve gets the other's form of
+	 * the name, as SoftHSM2 gives it. */
+	struct genpair g = { CKK_EC_EDWARDS, CKM_EC_EDWARDS_KEY_PAIR_GEN, named->value, named->len, NULL,
 			     seed, pt, sizeof seed, sizeof pt };
 	CK_RV rv = ec_pair(c, pub, priv, &g);
 	wipe(seed, sizeof seed);
