@@ -3,7 +3,7 @@
 # The PKCS#11 token guest (services/pkcs11, docs/pkcs11.md) through its
 # module libcloak-pkcs11.so, driven by programs nobody here wrote: opensc's
 # pkcs11-tool, GnuTLS's p11tool, p11-kit, with signatures checked by
-# `openssl`. Every guest signature costs seconds where KVM emulates guest
+# `openssl` (Ed25519's also beside SoftHSM2's, through the same steps). Every guest signature costs seconds where KVM emulates guest
 # code (P-256: about 4 s per key generation or signature; P-384: about
 # 16 s; RSA key generation tests many candidate primes: far longer), so
 # P-384 and RSA run only where the CPU runs guest code (the SVM tier).
@@ -179,6 +179,62 @@ sign_verify() {
 	run sign_verify 02 ECDSA-SHA384 sha384
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }
+}
+
+# ed_sign_verify MODULE TOKEN-LABEL NAME: an Ed25519 key pair (id 05) made
+# by pkcs11-tool on MODULE's token, a signature of $TMP/msg (CKM_EDDSA) in
+# $TMP/NAME.sig, checked by openssl against the public key exported from
+# the token ($TMP/NAME.pub: pkcs11-tool 0.23 writes it as PEM); the
+# listing of the key pair in $TMP/NAME.gen.
+ed_sign_verify() {
+	local p="timeout 120 pkcs11-tool --module $1 --token-label $2 --login --pin $PIN"
+	$p --keypairgen --key-type EC:edwards25519 --id 05 --label ed > "$TMP/$3.gen" 2>&1 || { cat "$TMP/$3.gen"; return 1; }
+	$p --sign --id 05 -m EDDSA -i "$TMP/msg" -o "$TMP/$3.sig" || return 1
+	[ "$(stat -c %s "$TMP/$3.sig")" -eq 64 ] || return 1
+	$p --read-object --type pubkey --id 05 -o "$TMP/$3.pub" || return 1
+	openssl pkeyutl -verify -pubin -inkey "$TMP/$3.pub" -rawin -in "$TMP/msg" -sigfile "$TMP/$3.sig"
+}
+
+@test "Ed25519: pkcs11-tool makes a key pair in the guest (EC:edwards25519) and signs (EDDSA); openssl verifies; the token verifies; as SoftHSM2 does it" {
+	start_memory_token
+	init_token
+	echo "signed with Ed25519 in a cloak guest $RANDOM" > "$TMP/msg"
+	run ed_sign_verify "$MODULE" cloak-test cloak
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$output"; return 1; }
+	run grep -c 'Private Key Object; EC_EDWARDS\|Public Key Object; EC_EDWARDS' "$TMP/cloak.gen"
+	[ "$output" -eq 2 ] || { cat "$TMP/cloak.gen"; return 1; }
+	run grep 'Access:.*never extractable' "$TMP/cloak.gen"
+	[ "$status" -eq 0 ] || { cat "$TMP/cloak.gen"; return 1; }
+	run p11 --login --pin "$PIN" --verify --id 05 -m EDDSA -i "$TMP/msg" --signature-file "$TMP/cloak.sig"
+	[[ "$output" == *"Signature is valid"* ]] || { echo "$output"; return 1; }
+	# The controls: another message, for openssl and for the token.
+	echo "not what was signed" > "$TMP/other"
+	run openssl pkeyutl -verify -pubin -inkey "$TMP/cloak.pub" -rawin -in "$TMP/other" -sigfile "$TMP/cloak.sig"
+	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+	run p11 --login --pin "$PIN" --verify --id 05 -m EDDSA -i "$TMP/other" --signature-file "$TMP/cloak.sig"
+	[[ "$output" == *"Invalid signature"* ]] || { echo "$output"; return 1; }
+	# The peer: SoftHSM2 through the same steps; its key pair listed as
+	# the token's is (EC_POINT a DER OCTET STRING of 32 bytes, EC_PARAMS
+	# as pkcs11-tool gave them).
+	mkdir "$TMP/softhsm"
+	printf 'directories.tokendir = %s\nobjectstore.backend = file\n' "$TMP/softhsm" > "$TMP/softhsm.conf"
+	export SOFTHSM2_CONF=$TMP/softhsm.conf
+	SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
+	pkcs11-tool --module "$SOFTHSM" --init-token --slot-index 0 --label peer --so-pin "$SO_PIN"
+	pkcs11-tool --module "$SOFTHSM" --token-label peer --login --login-type so --so-pin "$SO_PIN" \
+		--init-pin --new-pin "$PIN"
+	run ed_sign_verify "$SOFTHSM" peer softhsm
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$output"; return 1; }
+	for f in cloak softhsm; do
+		sed -n 's/^  EC_POINT: *\(0420\)[0-9a-f]\{64\}$/EC_POINT \1+32/p; s/^  EC_PARAMS: */EC_PARAMS /p' \
+			"$TMP/$f.gen" > "$TMP/$f.form"
+	done
+	run cat "$TMP/cloak.form"
+	output_has "EC_POINT 0420+32" "EC_PARAMS 130c656477617264733235353139 (OID 2.21.100.119.97.114.100.115.50.53.53.49.57)"
+	run diff "$TMP/cloak.form" "$TMP/softhsm.form"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
 @test "hostile frames (zero, oversized, truncated, malformed) get an error or a hang-up; the token keeps serving" {
