@@ -195,7 +195,7 @@ ed_sign_verify() {
 	openssl pkeyutl -verify -pubin -inkey "$TMP/$3.pub" -rawin -in "$TMP/msg" -sigfile "$TMP/$3.sig"
 }
 
-@test "Ed25519: pkcs11-tool makes a key pair in the guest (EC:edwards25519) and signs (EDDSA); openssl verifies; the token verifies; as SoftHSM2 does it" {
+@test "Ed25519: pkcs11-tool makes a key pair in the guest (EC:edwards25519) and signs (EDDSA); openssl verifies; the token verifies; CK_EDDSA_PARAMS pure only; as SoftHSM2 does it" {
 	start_memory_token
 	init_token
 	echo "signed with Ed25519 in a cloak guest $RANDOM" > "$TMP/msg"
@@ -214,6 +214,12 @@ ed_sign_verify() {
 	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
 	run p11 --login --pin "$PIN" --verify --id 05 -m EDDSA -i "$TMP/other" --signature-file "$TMP/cloak.sig"
 	[[ "$output" == *"Invalid signature"* ]] || { echo "$output"; return 1; }
+	# CK_EDDSA_PARAMS through the module: its pure form signs as no
+	# parameter does (Ed25519 is deterministic), Ed25519ph and a context
+	# are refused; no multi-part signing.
+	run python3 "$PROBE" "$MODULE" eddsa "$PIN"
+	output_has "found-private 1" "signature-len 64 same 1" "verify-pure 0x0" "ph-init 0x71" \
+		"context-init 0x71" "short-init 0x71" "update 0x54"
 	# The peer: SoftHSM2 through the same steps; its key pair listed as
 	# the token's is (EC_POINT a DER OCTET STRING of 32 bytes, EC_PARAMS
 	# as pkcs11-tool gave them).

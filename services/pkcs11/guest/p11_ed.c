@@ -24,22 +24,6 @@ bool p11_ed_key(const struct p11_object *o)
 	return p && p11_ed_params(p, len);
 }
 
-bool p11_ed_mech_params(const uint8_t *p, size_t len)
-{
-	/* CK_EDDSA_PARAMS, which p11-kit's header does not have yet. */
-	struct {
-		CK_BBOOL ph;
-		CK_ULONG ctx_len;
-		CK_BYTE_PTR ctx;
-	} ep;
-	if (!len)
-		return true;
-	if (len != sizeof ep)
-		return false;
-	memcpy(&ep, p, sizeof ep);
-	return ep.ph == CK_FALSE && ep.ctx_len == 0;
-}
-
 void p11_ed_public(const uint8_t seed[P11_ED_KEY], uint8_t point_der[P11_ED_POINT_DER])
 {
 	uint8_t sk[crypto_sign_ed25519_SECRETKEYBYTES];

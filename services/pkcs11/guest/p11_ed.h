@@ -29,14 +29,6 @@
 bool p11_ed_params(const uint8_t *p, size_t len);
 bool p11_ed_key(const struct p11_object *o);
 
-/* Whether a CKM_EDDSA mechanism parameter asks for pure Ed25519: none,
- * or a CK_EDDSA_PARAMS (PKCS#11 3.0; the module passes it as it is:
- * same ABI) with phFlag false and no context. SoftHSM2 2.6 ignores the
- * parameter and signs pure Ed25519 whatever it asks; the token refuses
- * Ed25519ph and Ed25519ctx rather than answer them with another
- * signature. */
-bool p11_ed_mech_params(const uint8_t *p, size_t len);
-
 /* The public key of a seed, as CKA_EC_POINT. */
 void p11_ed_public(const uint8_t seed[P11_ED_KEY], uint8_t point_der[P11_ED_POINT_DER]);
 /* The public key in a CKA_EC_POINT value, or NULL (malformed). */

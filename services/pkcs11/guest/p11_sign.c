@@ -120,7 +120,9 @@ static CK_RV sig_init(struct p11_call *c, enum p11_kind kind, bool whole)
 	const struct sigmech *m = sigmech(a.mech);
 	if (!m)
 		return CKR_MECHANISM_INVALID;
-	if (m->key == CKK_EC_EDWARDS ? !p11_ed_mech_params(a.param.p, a.param.len) : a.param.len && !m->pss)
+	/* CKM_EDDSA takes none: the module sends CK_EDDSA_PARAMS's pure
+	 * Ed25519 form as none, and refuses the others (module.c). */
+	if (a.param.len && !m->pss)
 		return CKR_MECHANISM_PARAM_INVALID;
 	CK_OBJECT_CLASS cls = m->mac ? CKO_SECRET_KEY : kind == P11_KIND_SIGN ? CKO_PRIVATE_KEY : CKO_PUBLIC_KEY;
 	if ((rv = p11_key_usable(a.key, cls, m->key, kind == P11_KIND_SIGN ? CKA_SIGN : CKA_VERIFY)) != CKR_OK)

@@ -586,6 +586,32 @@ EXPORT CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_ATTRI
 	return leave(rv);
 }
 
+/* CKM_EDDSA's CK_EDDSA_PARAMS (PKCS#11 3.0; not in p11-kit's header)
+ * holds a pointer, and the token makes pure Ed25519 alone: that form
+ * (phFlag false, no context) means what no parameter means, and travels
+ * as none (*m then points at pure); Ed25519ph and Ed25519ctx are
+ * refused here (SoftHSM2 2.6 ignores the parameter: it would answer them
+ * with a pure signature). Other mechanisms are left as they are. */
+static CK_RV eddsa_pure(CK_MECHANISM_PTR *m, CK_MECHANISM *pure)
+{
+	const CK_MECHANISM *in = *m;
+	struct {
+		CK_BBOOL ph;
+		CK_ULONG ctx_len;
+		CK_BYTE_PTR ctx;
+	} ep;
+	if (!in || in->mechanism != CKM_EDDSA || (!in->pParameter && !in->ulParameterLen))
+		return CKR_OK;
+	if (!in->pParameter || in->ulParameterLen != sizeof ep)
+		return CKR_MECHANISM_PARAM_INVALID;
+	memcpy(&ep, in->pParameter, sizeof ep);
+	if (ep.ph != CK_FALSE || ep.ctx_len)
+		return CKR_MECHANISM_PARAM_INVALID;
+	*pure = (CK_MECHANISM){ CKM_EDDSA, NULL, 0 };
+	*m = pure;
+	return CKR_OK;
+}
+
 /* C_SignInit's or C_DecryptInit's request: the session, the mechanism
  * (put_mech's error, if it has one) and the key. */
 static CK_RV begin_init(enum p11_op op, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m,
@@ -612,7 +638,11 @@ static void put_sign_init(const struct sign_init *i)
 EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
 	ENTER(true);
-	CK_RV rv = begin_init(P11_OP_SIGN_INIT, s, m, put_mechanism, key);
+	CK_MECHANISM pure;
+	CK_RV rv = eddsa_pure(&m, &pure);
+	if (rv != CKR_OK)
+		return leave(rv);
+	rv = begin_init(P11_OP_SIGN_INIT, s, m, put_mechanism, key);
 	if (rv != CKR_OK)
 		return leave(rv);
 	if (sign_memo_deferred(s)) /* an operation waits: the token would say so */
@@ -1084,7 +1114,11 @@ EXPORT CK_RV C_DigestFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR ou
 EXPORT CK_RV C_VerifyInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
 	ENTER(true);
-	CK_RV rv = begin_init(P11_OP_VERIFY_INIT, s, m, put_mechanism, key);
+	CK_MECHANISM pure;
+	CK_RV rv = eddsa_pure(&m, &pure);
+	if (rv != CKR_OK)
+		return leave(rv);
+	rv = begin_init(P11_OP_VERIFY_INIT, s, m, put_mechanism, key);
 	return rv != CKR_OK ? leave(rv) : simple();
 }
 

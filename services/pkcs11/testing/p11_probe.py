@@ -21,6 +21,11 @@ suite to assert on.
                                     HASH with the P-256 key LABEL (DIR/*.der
                                     for openssl), then the cases where the
                                     token's answer must still come back
+  p11_probe.py MODULE eddsa PIN     CKM_EDDSA with the token's Ed25519 key
+                                    (id 05): CK_EDDSA_PARAMS's pure form signs
+                                    as no parameter does, Ed25519ph and a
+                                    context are refused, C_SignUpdate is not
+                                    supported
 """
 import ctypes
 import os
@@ -370,6 +375,64 @@ def deferred(module, pin, label, hashfile, outdir):
     sign("sha256-sign", b"a message")
 
 
+class EddsaParams(ctypes.Structure):
+    _fields_ = [("phFlag", ctypes.c_ubyte), ("ulContextDataLen", UL), ("pContextData", ctypes.c_void_p)]
+
+
+CKM_EDDSA, CKK_EC_EDWARDS, CKA_ID = 0x1057, 0x40, 0x102
+
+
+def eddsa(module, pin):
+    lib = load(module)
+    h = UL()
+    call(lib, "C_Initialize", None)
+    call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION), None, None, ctypes.byref(h))
+    show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    keys = {}
+    for cls in (CKO_PRIVATE_KEY, 2):
+        t, keep = template([(CKA_CLASS, cls), (CKA_KEY_TYPE, CKK_EC_EDWARDS), (CKA_ID, b"\x05")])
+        call(lib, "C_FindObjectsInit", h, t, UL(3))
+        objs, n = (UL * 2)(), UL()
+        call(lib, "C_FindObjects", h, objs, UL(2), ctypes.byref(n))
+        call(lib, "C_FindObjectsFinal", h)
+        print(f"found-{'private' if cls == CKO_PRIVATE_KEY else 'public'} {n.value}")
+        keys[cls] = objs[0]
+    msg = b"signed with and without CK_EDDSA_PARAMS"
+    ctx = ctypes.create_string_buffer(b"ctx", 3)
+
+    def mech(ph=None, ctx_len=0, plen=None):
+        if ph is None:
+            return Mech(CKM_EDDSA, None, 0), None
+        p = EddsaParams(ph, ctx_len, ctypes.cast(ctx, ctypes.c_void_p) if ctx_len else None)
+        size = ctypes.sizeof(p) if plen is None else plen
+        return Mech(CKM_EDDSA, ctypes.cast(ctypes.byref(p), ctypes.c_void_p), size), p
+
+    def sign(name, m):
+        rv = call(lib, "C_SignInit", h, ctypes.byref(m), keys[CKO_PRIVATE_KEY])
+        show(name + "-init", rv)
+        if rv:
+            return b""
+        sig, n = ctypes.create_string_buffer(128), UL(128)
+        show(name, call(lib, "C_Sign", h, msg, UL(len(msg)), sig, ctypes.byref(n)))
+        return sig.raw[:n.value]
+
+    m, keep = mech()
+    plain = sign("none", m)
+    m, keep = mech(0)
+    pure = sign("pure", m)
+    print(f"signature-len {len(plain)} same {int(plain == pure)}")
+    rv = call(lib, "C_VerifyInit", h, ctypes.byref(m), keys[2])
+    show("verify-pure-init", rv)
+    show("verify-pure", call(lib, "C_Verify", h, msg, UL(len(msg)), pure, UL(len(pure))))
+    for name, args in (("ph", (1,)), ("context", (0, 3)), ("short", (0, 0, 8))):
+        m, keep = mech(*args)
+        sign(name, m)
+    m, keep = mech()
+    show("update-init", call(lib, "C_SignInit", h, ctypes.byref(m), keys[CKO_PRIVATE_KEY]))
+    show("update", call(lib, "C_SignUpdate", h, msg, UL(len(msg))))
+    call(lib, "C_Finalize", None)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -386,6 +449,8 @@ if __name__ == "__main__":
         hostile(sys.argv[1])
     elif what == "idle":
         idle(sys.argv[1], float(sys.argv[3]))
+    elif what == "eddsa":
+        eddsa(sys.argv[1], sys.argv[3].encode())
     elif what == "deferred":
         deferred(sys.argv[1], sys.argv[3].encode(), *sys.argv[4:7])
     else:
