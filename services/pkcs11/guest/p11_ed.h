@@ -10,6 +10,11 @@
  * is the 32-byte seed (RFC 8410's private key); CKA_EC_POINT is the
  * 32-byte public key in a DER OCTET STRING, as SoftHSM2 and OpenSC have
  * it. No I/O; callers wipe what they keep.
+ *
+ * Debian's build of libsodium does Ed25519's field and group arithmetic
+ * and its SHA-512 with SSE2 instructions (as the store's Argon2id and
+ * XChaCha20), so Ed25519 runs where the CPU runs guest code, not where
+ * KVM emulates it.
  */
 #ifndef P11_ED_H
 #define P11_ED_H
