@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: ISC
 # The SVM tier's own logic, on the host (no VM, no network): the apt entry
 # it derives for another suite, the backend a test run selects, the kind
-# of KVM the suites detect, and what the tier does when it cannot run.
+# of KVM the suites detect, what the tier does when it cannot run, and how
+# its VM takes the mutants staged beside the host's (run-mutants --staged).
 bats_require_minimum_version 1.5.0
 load ../integration/helpers
 
@@ -157,4 +158,24 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"
 	run ! svm_of_series 6.1 "$T/default/6.12.118+deb12-amd64_6.12.118-1~deb12u1"
 	run ! svm_of_series 6.12 "6.1.0-57-amd64_6.1.192-3"
 	run ! svm_of_series 7 "70.1.0+x-amd64_70.1.0-1"
+}
+
+@test "a stage still being filled: run-mutants --staged takes each mutant as it appears, in order, until .done" {
+	# What the tier's VM does beside the host's mutants (run-mutants --svm):
+	# a is never staged (decided on the build machine), b is, c neither.
+	s=$T/stage
+	mkdir "$s"
+	printf 'a\nb\nc\n' >"$s/order"
+	printf '@test "passes" { true; }\n' >"$T/pass.bats"
+	(
+		sleep 2
+		mkdir "$s/.b" && echo "$T/pass.bats" >"$s/.b/run" && mv "$s/.b" "$s/b"
+		sleep 2
+		: >"$s/.done"
+	) &
+	run timeout 60 "$ROOT/tests/mutants/run-mutants" --staged "$s"
+	wait
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "$(grep '^MUTANT' <<<"$output")" = "$(printf 'MUTANT\tb\tbad\tNOT CAUGHT by %s' "$T/pass.bats")" ] ||
+		{ echo "$output"; return 1; }
 }
