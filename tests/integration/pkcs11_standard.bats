@@ -428,3 +428,23 @@ aes_both() {
 			"Verifying against public key in the token... ok"
 	done
 }
+
+@test "the calls no stock tool makes (p11_probe.py functions): C_CopyObject, C_GetObjectSize, C_DigestKey alike on both tokens; C_SeedRandom and C_WaitForSlotEvent differ" {
+	start_both
+	local t
+	for t in cloak softhsm; do
+		run timeout 120 python3 "$ROOT/services/pkcs11/testing/p11_probe.py" "$(module_of $t)" functions "$PIN"
+		[ "$status" -eq 0 ] || { echo "$t: $output"; return 1; }
+		echo "$output" > "$TMP/$t.functions"
+		# 0x54 CKR_FUNCTION_NOT_SUPPORTED, 0x51 CKR_FUNCTION_NOT_PARALLEL
+		output_has "login 0x0" "copy 0x0" "size 0x0" "digest-key 0x0" "digest-key-value 0x1" \
+			"get-operation-state 0x54" "sign-recover-init 0x54" "verify-recover-init 0x54" \
+			"digest-encrypt-update 0x54" "function-status 0x51"
+	done
+	# The token takes no seed from a caller (0x120
+	# CKR_RANDOM_SEED_NOT_SUPPORTED) and has no slot events (0x54);
+	# SoftHSM2 takes the seed and answers CKR_NO_EVENT (0x8).
+	run diff "$TMP/cloak.functions" "$TMP/softhsm.functions"
+	[ "$output" = "$(printf '%s\n' 10c10 '< seed-random 0x120' --- '> seed-random 0x0' 14c14 \
+		'< wait-for-slot-event 0x54' --- '> wait-for-slot-event 0x8')" ] || { echo "$output"; return 1; }
+}
