@@ -26,8 +26,15 @@ suite to assert on.
                                     as no parameter does, Ed25519ph and a
                                     context are refused, C_SignUpdate is not
                                     supported
+  p11_probe.py MODULE functions PIN the calls no stock tool makes, on any
+                                    token (its first slot): C_CopyObject,
+                                    C_GetObjectSize, C_DigestKey, operation
+                                    state, C_SeedRandom, the recover and
+                                    dual-function calls, C_WaitForSlotEvent
+                                    (not blocking), C_GetFunctionStatus
 """
 import ctypes
+import hashlib
 import os
 import socket
 import struct
@@ -433,6 +440,44 @@ def eddsa(module, pin):
     call(lib, "C_Finalize", None)
 
 
+def functions(module, pin):
+    lib = load(module)
+    h, n = UL(), UL(8)
+    slot = (UL * 8)()
+    call(lib, "C_Initialize", None)
+    call(lib, "C_GetSlotList", UL(1), slot, ctypes.byref(n))
+    call(lib, "C_OpenSession", slot[0], UL(CKF_SERIAL_SESSION | CKF_RW_SESSION), None, None, ctypes.byref(h))
+    show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    t, keep = template([(CKA_CLASS, CKO_DATA), (CKA_TOKEN, False), (CKA_LABEL, b"data"), (CKA_VALUE, b"value")])
+    obj, copy = UL(), UL()
+    show("create", call(lib, "C_CreateObject", h, t, UL(4), ctypes.byref(obj)))
+    t2, keep2 = template([(CKA_LABEL, b"copy")])
+    show("copy", call(lib, "C_CopyObject", h, obj, t2, UL(1), ctypes.byref(copy)))
+    size = UL()
+    show("size", call(lib, "C_GetObjectSize", h, copy, ctypes.byref(size)))
+    # An AES-128 key's value hashed into a SHA-256 digest.
+    t3, keep3 = template([(CKA_CLASS, 4), (CKA_KEY_TYPE, 0x1F), (CKA_TOKEN, False), (CKA_VALUE, bytes(16))])
+    key = UL()
+    show("aes-key", call(lib, "C_CreateObject", h, t3, UL(4), ctypes.byref(key)))
+    m = Mech(0x250, None, 0)  # CKM_SHA256
+    call(lib, "C_DigestInit", h, ctypes.byref(m))
+    show("digest-key", call(lib, "C_DigestKey", h, key))
+    out, out_len = ctypes.create_string_buffer(64), UL(64)
+    show("digest-final", call(lib, "C_DigestFinal", h, out, ctypes.byref(out_len)))
+    show("digest-key-value", int(out.raw[:out_len.value] == hashlib.sha256(bytes(16)).digest()))
+    call(lib, "C_DigestInit", h, ctypes.byref(m))
+    show("get-operation-state", call(lib, "C_GetOperationState", h, out, ctypes.byref(out_len)))
+    call(lib, "C_DigestFinal", h, out, ctypes.byref(UL(64)))
+    show("seed-random", call(lib, "C_SeedRandom", h, b"seed", UL(4)))
+    m = Mech(0x1040, None, 0)  # CKM_ECDSA; no key needs to exist for the answer
+    show("sign-recover-init", call(lib, "C_SignRecoverInit", h, ctypes.byref(m), key))
+    show("verify-recover-init", call(lib, "C_VerifyRecoverInit", h, ctypes.byref(m), key))
+    show("digest-encrypt-update", call(lib, "C_DigestEncryptUpdate", h, b"data", UL(4), out, ctypes.byref(out_len)))
+    show("wait-for-slot-event", call(lib, "C_WaitForSlotEvent", UL(1), ctypes.byref(UL()), None))  # CKF_DONT_BLOCK
+    show("function-status", call(lib, "C_GetFunctionStatus", h))
+    call(lib, "C_Finalize", None)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -451,6 +496,8 @@ if __name__ == "__main__":
         idle(sys.argv[1], float(sys.argv[3]))
     elif what == "eddsa":
         eddsa(sys.argv[1], sys.argv[3].encode())
+    elif what == "functions":
+        functions(sys.argv[1], sys.argv[3].encode())
     elif what == "deferred":
         deferred(sys.argv[1], sys.argv[3].encode(), *sys.argv[4:7])
     else:

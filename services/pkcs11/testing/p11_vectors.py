@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 """Known-answer vectors through a PKCS#11 module with PyKCS11 (Debian's
 python3-pykcs11), the same on any token: AES (NIST SP 800-38A's ECB, CBC
-and CTR examples), AES-GCM (McGrew and Viega's test case 4), AES-CMAC
+and CTR examples, AES-128 and AES-256), AES-GCM (McGrew and Viega's test case 4), AES-CMAC
 (SP 800-38B D.1), AES key wrap (RFC 3394 4.1 and 4.6; RFC 5649's two
 examples with and without padding), HMAC (RFC 2202 and RFC 4231 with keys
 at least as long as the hash, the shortest SoftHSM2 takes) and digests
@@ -11,6 +11,14 @@ key is checked by what it encrypts, beside the same key imported.
 
   p11_vectors.py MODULE PIN      one line "NAME ok" per vector; exit 1 at
                                  the first that does not match
+  p11_vectors.py MODULE PIN derive ID PEER OUT   ECDH1_DERIVE with the EC
+                                 private key of CKA_ID ID (hex) and PEER's
+                                 public key (a SubjectPublicKeyInfo, DER):
+                                 the shared secret into OUT, for a suite to
+                                 compare with `openssl pkeyutl -derive`. The
+                                 derived key asks for no CKA_UNWRAP, which
+                                 the cloak token refuses beside CKA_DECRYPT
+                                 (pkcs11-tool 0.23's --derive asks for both)
 """
 import struct
 import sys
@@ -31,6 +39,9 @@ AES = [  # name, key, mechanism, parameter, plaintext, ciphertext
     ("sp800-38a F.1.1 ECB-AES128", K128, PyKCS11.CKM_AES_ECB, None, PT,
      H("3ad77bb40d7a3660a89ecaf32466ef97f5d3d58503b9699de785895a96fdbaaf"
        "43b1cd7f598ece23881b00e3ed0306887b0c785e27e8ad3f8223207104725dd4")),
+    ("sp800-38a F.1.5 ECB-AES256", K256, PyKCS11.CKM_AES_ECB, None, PT,
+     H("f3eed1bdb5d2a03c064b5a7e3db181f8591ccb10d410ed26dc5ba74a31362870"
+       "b6ed21b99ca6f4f9f153e7b1beafed1d23304b7a39f9f3ff067d8d8f9e24ecc7")),
     ("sp800-38a F.2.1 CBC-AES128", K128, PyKCS11.CKM_AES_CBC, IV, PT,
      H("7649abac8119b246cee98e9b12e9197d5086cb9b507219ee95db113a917678b2"
        "73bed6b8e3c1743b7116e69e222295163ff1caa1681fac09120eca307586e1a7")),
@@ -129,12 +140,33 @@ def check(name, got, want):
     print(f"{name} ok")
 
 
+def derive(s, key_id, peer, out):
+    base = s.findObjects([(PyKCS11.CKA_CLASS, PyKCS11.CKO_PRIVATE_KEY), (PyKCS11.CKA_ID, H(key_id))])
+    if len(base) != 1:
+        print(f"derive: {len(base)} private keys of id {key_id}")
+        sys.exit(1)
+    with open(peer, "rb") as f:
+        spki = f.read()
+    # The point ends the SubjectPublicKeyInfo: 04||X||Y, 65 bytes on P-256,
+    # 97 on P-384, which its curve's OID in the same DER names.
+    n = 97 if H("2b81040022") in spki else 65
+    t = [(PyKCS11.CKA_CLASS, PyKCS11.CKO_SECRET_KEY), (PyKCS11.CKA_KEY_TYPE, PyKCS11.CKK_GENERIC_SECRET),
+         (PyKCS11.CKA_TOKEN, False), (PyKCS11.CKA_SENSITIVE, False), (PyKCS11.CKA_EXTRACTABLE, True)]
+    k = s.deriveKey(base[0], t, PyKCS11.ECDH1_DERIVE_Mechanism(spki[-n:]))
+    with open(out, "wb") as f:
+        f.write(bytes(s.getAttributeValue(k, [PyKCS11.CKA_VALUE])[0]))
+
+
 def main():
     lib = PyKCS11.PyKCS11Lib()
     lib.load(sys.argv[1])
     slot = lib.getSlotList(tokenPresent=True)[0]
     s = lib.openSession(slot, PyKCS11.CKF_SERIAL_SESSION | PyKCS11.CKF_RW_SESSION)
     s.login(sys.argv[2])
+    if sys.argv[3:4] == ["derive"]:
+        derive(s, *sys.argv[4:7])
+        s.logout()
+        return
     enc, dec = PyKCS11.CKA_ENCRYPT, PyKCS11.CKA_DECRYPT
     for name, k, mech, param, pt, ct in AES:
         h = aes_key(s, k, enc, dec)
