@@ -81,6 +81,13 @@ tree() {
 	for c in $(ps -o pid= --ppid "$1"); do tree "$c"; done
 }
 
+# modulus DER: the modulus (hex) of the RSA-2048 public key DER (an
+# exponent of 65537, checked).
+modulus() {
+	openssl rsa -pubin -inform DER -in "$1" -noout -text | grep -qx 'Exponent: 65537 (0x10001)' || return 1
+	openssl rsa -pubin -inform DER -in "$1" -noout -modulus | sed 's/^Modulus=//'
+}
+
 # planted HEX FILE: the scan finds HEX written into the middle of a copy of
 # FILE (the control: this scan of this file can fail).
 planted() {
@@ -122,9 +129,9 @@ planted() {
 
 	# A's SO, after checking B's key out of band: trusted, with the
 	# oracle's, and the transport key.
-	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0b "$TMP/b.der"
+	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0b "$(modulus "$TMP/b.der")"
 	output_has "trusted 0x0"
-	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0c "$TMP/oracle.der"
+	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0c "$(modulus "$TMP/oracle.der")"
 	output_has "trusted 0x0"
 	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" transport
 	output_has "transport 0x0"
@@ -186,22 +193,19 @@ planted() {
 	[[ $aes =~ ^[0-9a-f]{64}$ && $transport =~ ^[0-9a-f]{64}$ ]]
 	openssl enc -aes-256-cbc -K "$aes" -iv "$iv" -in "$TMP/msg" -out "$TMP/oracle.enc"
 	cmp "$TMP/a.enc" "$TMP/oracle.enc"
-	scalar=$(python3 - "$transport" "$TMP/oracle/ec.wrap" "$TMP/pub0e.der" <<-'EOF'
-		import sys
-		from cryptography.hazmat.primitives import keywrap, serialization as s
-		k = s.load_der_private_key(keywrap.aes_key_unwrap_with_padding(
-		    bytes.fromhex(sys.argv[1]), open(sys.argv[2], "rb").read()), None)
-		pub = k.public_key().public_bytes(s.Encoding.DER, s.PublicFormat.SubjectPublicKeyInfo)
-		assert pub == open(sys.argv[3], "rb").read(), "not A's public key"
-		print("%064x" % k.private_numbers().private_value)
-	EOF
-	)
+	# The P-256 key: PKCS#8 under the transport key (RFC 5649's IV).
+	openssl enc -d -id-aes256-wrap-pad -K "$transport" -iv A65959A6 -in "$TMP/oracle/ec.wrap" \
+		-out "$TMP/oracle.p8"
+	openssl pkey -inform DER -in "$TMP/oracle.p8" -pubout -outform DER | cmp - "$TMP/pub0e.der"
+	scalar=$(openssl pkey -inform DER -in "$TMP/oracle.p8" -noout -text |
+		awk '/^priv:/ { on = 1; next } /^pub:/ { on = 0 } on' | tr -d ' :\n')
+	scalar=${scalar: -64}
 	[[ $scalar =~ ^[0-9a-f]{64}$ ]] || { echo "no scalar: $scalar"; return 1; }
 
 	# Every process of both monitors, while they run, holds none of the
 	# three; the control: a process that holds them is found.
 	python3 -c 'import sys, time; k = [bytes.fromhex(a) for a in sys.argv[1:]]; print("x", flush=True); time.sleep(120)' \
-		"$aes" "$transport" "$scalar" > "$TMP/holder.out" &
+		"$aes" "$transport" "$scalar" > "$TMP/holder.out" 3>&- &
 	HOLDER=$!
 	for _ in $(seq 50); do [ -s "$TMP/holder.out" ] && break; sleep 0.1; done
 	local v p pids

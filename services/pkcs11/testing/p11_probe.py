@@ -30,9 +30,9 @@ suite to assert on.
                                     (docs/pkcs11.md "Moving a key to another
                                     token"): an RSA-2048 token key pair, id
                                     0b, whose private half unwraps
-  p11_probe.py MODULE move-trust SO-PIN ID DER  the SO imports the RSA
-                                    public key DER (SubjectPublicKeyInfo) as
-                                    a trusted wrapping key with CKA_ID ID
+  p11_probe.py MODULE move-trust SO-PIN ID MODULUS  the SO imports the
+                                    RSA public key MODULUS (hex; exponent
+                                    65537) as a trusted wrapping key, CKA_ID ID
                                     (hex); with ID "transport", makes the
                                     trusted AES-256 transport key instead
   p11_probe.py MODULE move-wrap PIN ID DIR  wraps, under the trusted key ID:
@@ -529,7 +529,7 @@ def move_keypair(module, pin):
     call(lib, "C_Finalize", None)
 
 
-def move_trust(module, so_pin, key_id, der):
+def move_trust(module, so_pin, key_id, modulus):
     lib, h = login(module, CKU_SO, so_pin)
     o = UL()
     if key_id == "transport":
@@ -541,12 +541,9 @@ def move_trust(module, so_pin, key_id, der):
         m = Mech(CKM_AES_KEY_GEN, None, 0)
         show("transport", call(lib, "C_GenerateKey", h, ctypes.byref(m), t, UL(len(t)), ctypes.byref(o)))
     else:
-        from cryptography.hazmat.primitives.serialization import load_der_public_key
-        with open(der, "rb") as f:
-            n = load_der_public_key(f.read()).public_numbers()
         t, keep = template([(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_KEY_TYPE, CKK_RSA), (CKA_TOKEN, True),
-                            (CKA_PRIVATE, False), (CKA_MODULUS, n.n.to_bytes(256, "big")),
-                            (CKA_PUBLIC_EXPONENT, n.e.to_bytes(3, "big")), (CKA_WRAP, True),
+                            (CKA_PRIVATE, False), (CKA_MODULUS, bytes.fromhex(modulus)),
+                            (CKA_PUBLIC_EXPONENT, b"\x01\x00\x01"), (CKA_WRAP, True),
                             (CKA_TRUSTED, True), (CKA_ID, bytes.fromhex(key_id))])
         show("trusted", call(lib, "C_CreateObject", h, t, UL(len(t)), ctypes.byref(o)))
     call(lib, "C_Finalize", None)
