@@ -15,7 +15,8 @@ encoding a leak could take.
                                      (hex, one a line) of an unencrypted
                                      OpenSSH RSA private key file
   keyscan.py key HEX FILE...         look for the secret HEX (32 bytes or
-                                     more) in the FILEs
+                                     more; several, comma-separated) in the
+                                     FILEs
   keyscan.py key-proc HEX PID        ... in every readable mapping of PID
   keyscan.py key-proc-host HEX PID   ... in every readable mapping of PID
                                      but its guest RAM (a memfd, secret
@@ -345,13 +346,15 @@ def main(argv):
             print(binascii.hexlify(v).decode())
         return 0
     if len(argv) >= 3 and argv[1] in ("key", "key-proc", "key-proc-host", "hash"):
-        v = binascii.unhexlify(argv[2])
-        if len(v) < 32 or (argv[1] == "hash" and len(v) != 32):
+        vs = [binascii.unhexlify(x) for x in argv[2].split(",")]
+        if any(len(v) < 32 for v in vs) or (argv[1] == "hash" and (len(vs) > 1 or len(vs[0]) != 32)):
             sys.exit("keyscan: expected 32 bytes of hex%s" % ("" if argv[1] == "hash" else " or more"))
+        v = vs[0]
         if argv[1] in ("key-proc", "key-proc-host") and len(argv) == 4:
-            found = scan_proc(v, int(argv[3]), argv[1] == "key-proc-host")
+            found = [x for v in vs for x in scan_proc(v, int(argv[3]), argv[1] == "key-proc-host")]
         elif argv[1] == "key":
-            found = [x for p in argv[3:] for x in find_key(v, read(p), p)]
+            data = [(p, read(p)) for p in argv[3:]]
+            found = [x for v in vs for p, d in data for x in find_key(v, d, p)]
         else:
             found = [x for p in argv[3:] for x in find_hash(v, read(p), p)]
         for f in found:
