@@ -89,14 +89,23 @@ modulus() {
 	openssl rsa -pubin -inform DER -in "$1" -noout -modulus | sed 's/^Modulus=//'
 }
 
-# planted HEX FILE: the scan finds HEX written into the middle of a copy of
-# FILE (the control: this scan of this file can fail).
+# planted HEX FILE...: the scan finds HEX written into the middle of a copy
+# of each FILE, in each copy (the control: this scan of these files can
+# fail); one pass over all the copies.
 planted() {
-	cp "$2" "$TMP/planted"
-	printf '%s' "$1" | xxd -r -p |
-		dd of="$TMP/planted" bs=1 seek=$(($(stat -c %s "$2") / 2)) conv=notrunc status=none
-	run "$SCAN" key "$1" "$TMP/planted"
-	[ "$status" -eq 1 ] || { echo "control: $1 not found planted in a copy of $2: $output"; return 1; }
+	local f copy copies=()
+	for f in "${@:2}"; do
+		copy=$TMP/planted.$(basename "$f")
+		cp "$f" "$copy"
+		printf '%s' "$1" | xxd -r -p |
+			dd of="$copy" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
+		copies+=("$copy")
+	done
+	run "$SCAN" key "$1" "${copies[@]}"
+	[ "$status" -eq 1 ] || { echo "control: $1 not found planted: $output"; return 1; }
+	for copy in "${copies[@]}"; do
+		grep -q " in $copy at " <<< "$output" || { echo "control: not found in $copy: $output"; return 1; }
+	done
 }
 
 @test "a P-256 key and an AES key move from token A to token B wrapped (RSA-OAEP, AES key wrap with padding): B's copies sign and decrypt as A's did, sensitive and unextractable; neither is in any monitor's memory, shared page, store or log" {
@@ -200,16 +209,14 @@ planted() {
 	[[ $scalar =~ ^[0-9a-f]{64}$ ]] || { echo "no scalar: $scalar"; return 1; }
 
 	# Every process of both monitors, while they run, holds none of the
-	# three; the control: a process that holds them is found.
-	python3 -c 'import sys, time; k = [bytes.fromhex(a) for a in sys.argv[1:]]; print("x", flush=True); time.sleep(120)' \
-		"$aes" "$transport" "$scalar" > "$TMP/holder.out" 3>&- &
+	# three; the control: a process that holds the scalar is found.
+	python3 -c 'import sys, time; k = bytes.fromhex(sys.argv[1]); print("x", flush=True); time.sleep(120)' \
+		"$scalar" > "$TMP/holder.out" 3>&- &
 	HOLDER=$!
 	for _ in $(seq 50); do [ -s "$TMP/holder.out" ] && break; sleep 0.1; done
-	local v p pids all=$aes,$transport,$scalar
-	for v in "$aes" "$transport" "$scalar"; do
-		run "$SCAN" key-proc "$v" "$HOLDER"
-		[ "$status" -eq 1 ] || { echo "control not found in process $HOLDER: $output"; return 1; }
-	done
+	local p pids all=$aes,$transport,$scalar
+	run "$SCAN" key-proc "$scalar" "$HOLDER"
+	[ "$status" -eq 1 ] || { echo "control not found in process $HOLDER: $output"; return 1; }
 	pids=$( (tree "$A_PID"; tree "$B_PID") | tr '\n' ' ')
 	[ "$(wc -w <<< "$pids")" -ge 4 ] || { echo "monitor processes: $pids"; return 1; }
 	# Guest RAM itself (the keys live there) is scanned only where the
@@ -230,7 +237,7 @@ planted() {
 
 	# Stopped: the pages each guest shared (at least its 32-page bounce
 	# pool), its store image and its log hold none of the three; the
-	# control: a value planted in a copy of each file is found.
+	# control: the scalar planted in a copy of each file is found.
 	stop A
 	stop B
 	local f files=()
@@ -240,5 +247,5 @@ planted() {
 	done
 	run "$SCAN" key "$all" "${files[@]}"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	for f in "${files[@]}"; do planted "$scalar" "$f"; done
+	planted "$scalar" "${files[@]}"
 }
