@@ -15,8 +15,13 @@ encoding a leak could take.
                                      (hex, one a line) of an unencrypted
                                      OpenSSH RSA private key file
   keyscan.py key HEX FILE...         look for the secret HEX (32 bytes or
-                                     more) in the FILEs
+                                     more; several, comma-separated) in the
+                                     FILEs
   keyscan.py key-proc HEX PID        ... in every readable mapping of PID
+  keyscan.py key-proc-host HEX PID   ... in every readable mapping of PID
+                                     but its guest RAM (a memfd, secret
+                                     memory or guest_memfd mapping of the
+                                     monitor's), which it names as skipped
   keyscan.py hash SHA256HEX FILE...  look for any 32 bytes whose SHA-256 is
                                      SHA256HEX (a key known only by its hash)
   keyscan.py guest-pfns PID OUT      write the physical frame of each present
@@ -138,6 +143,9 @@ def find_hash(h, data, where):
     return []
 
 
+GUEST_RAM = ("memfd:cloak-guest", "/secretmem", "kvm-gmem")
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -153,10 +161,13 @@ def proc_regions(pid):
                 yield lo, hi, parts[5] if len(parts) > 5 else "anonymous"
 
 
-def scan_proc(d, pid):
-    found, read_bytes, refused = [], 0, []
+def scan_proc(d, pid, skip_guest_ram=False):
+    found, read_bytes, refused, skipped = [], 0, [], []
     with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
         for lo, hi, name in proc_regions(pid):
+            if skip_guest_ram and any(g in name for g in GUEST_RAM):
+                skipped.append("%s %x-%x" % (name, lo, hi))
+                continue
             try:
                 mem.seek(lo)
                 data = mem.read(hi - lo)
@@ -166,10 +177,9 @@ def scan_proc(d, pid):
             read_bytes += len(data)
             found += find_key(d, data, "%s %x-%x" % (name, lo, hi), lo)
     print("read %d bytes of process %d; refused: %s" % (read_bytes, pid, ", ".join(refused) or "none"))
+    if skip_guest_ram:
+        print("skipped guest RAM: %s" % (", ".join(skipped) or "none"))
     return found
-
-
-GUEST_RAM = ("memfd:cloak-guest", "/secretmem", "kvm-gmem")
 
 
 def guest_pfns(pid, out):
@@ -335,14 +345,16 @@ def main(argv):
         for v in ed25519_derived(argv[2]):
             print(binascii.hexlify(v).decode())
         return 0
-    if len(argv) >= 3 and argv[1] in ("key", "key-proc", "hash"):
-        v = binascii.unhexlify(argv[2])
-        if len(v) < 32 or (argv[1] == "hash" and len(v) != 32):
+    if len(argv) >= 3 and argv[1] in ("key", "key-proc", "key-proc-host", "hash"):
+        vs = [binascii.unhexlify(x) for x in argv[2].split(",")]
+        if any(len(v) < 32 for v in vs) or (argv[1] == "hash" and (len(vs) > 1 or len(vs[0]) != 32)):
             sys.exit("keyscan: expected 32 bytes of hex%s" % ("" if argv[1] == "hash" else " or more"))
-        if argv[1] == "key-proc" and len(argv) == 4:
-            found = scan_proc(v, int(argv[3]))
+        v = vs[0]
+        if argv[1] in ("key-proc", "key-proc-host") and len(argv) == 4:
+            found = [x for v in vs for x in scan_proc(v, int(argv[3]), argv[1] == "key-proc-host")]
         elif argv[1] == "key":
-            found = [x for p in argv[3:] for x in find_key(v, read(p), p)]
+            data = [(p, read(p)) for p in argv[3:]]
+            found = [x for v in vs for p, d in data for x in find_key(v, d, p)]
         else:
             found = [x for p in argv[3:] for x in find_hash(v, read(p), p)]
         for f in found:

@@ -26,12 +26,35 @@ suite to assert on.
                                     as no parameter does, Ed25519ph and a
                                     context are refused, C_SignUpdate is not
                                     supported
+<<<<<<< HEAD
   p11_probe.py MODULE functions PIN the calls no stock tool makes, on any
                                     token (its first slot): C_CopyObject,
                                     C_GetObjectSize, C_DigestKey, operation
                                     state, C_SeedRandom, the recover and
                                     dual-function calls, C_WaitForSlotEvent
                                     (not blocking), C_GetFunctionStatus
+=======
+  p11_probe.py MODULE move-keypair PIN      a key move's destination
+                                    (docs/pkcs11.md "Moving a key to another
+                                    token"): an RSA-2048 token key pair, id
+                                    0b, whose private half unwraps
+  p11_probe.py MODULE move-trust SO-PIN ID MODULUS  the SO imports the
+                                    RSA public key MODULUS (hex; exponent
+                                    65537) as a trusted wrapping key, CKA_ID ID
+                                    (hex); with ID "transport", makes the
+                                    trusted AES-256 transport key instead
+  p11_probe.py MODULE move-wrap PIN ID DIR  wraps, under the trusted key ID:
+                                    the AES key 0a (RSA-OAEP, SHA-256) and
+                                    the transport key (RSA-OAEP), and the
+                                    P-256 key 0e under the transport key
+                                    (CKM_AES_KEY_WRAP_KWP): DIR/aes.wrap,
+                                    DIR/transport.wrap, DIR/ec.wrap; then the
+                                    refused cases
+  p11_probe.py MODULE move-unwrap PIN DIR   unwraps those three with the
+                                    key pair 0b: the AES key as token key 0a,
+                                    the P-256 key as token key 0e, both
+                                    sensitive and not extractable
+>>>>>>> p11move
 """
 import ctypes
 import hashlib
@@ -440,6 +463,7 @@ def eddsa(module, pin):
     call(lib, "C_Finalize", None)
 
 
+<<<<<<< HEAD
 def functions(module, pin):
     lib = load(module)
     h, n = UL(), UL(8)
@@ -475,6 +499,176 @@ def functions(module, pin):
     show("digest-encrypt-update", call(lib, "C_DigestEncryptUpdate", h, b"data", UL(4), out, ctypes.byref(out_len)))
     show("wait-for-slot-event", call(lib, "C_WaitForSlotEvent", UL(1), ctypes.byref(UL()), None))  # CKF_DONT_BLOCK
     show("function-status", call(lib, "C_GetFunctionStatus", h))
+=======
+CKA_ID, CKA_TRUSTED, CKA_ENCRYPT, CKA_DECRYPT = 0x102, 0x86, 0x104, 0x105
+CKA_WRAP, CKA_UNWRAP, CKA_SIGN, CKA_VERIFY = 0x106, 0x107, 0x108, 0x10A
+CKA_MODULUS, CKA_MODULUS_BITS, CKA_PUBLIC_EXPONENT, CKA_VALUE_LEN = 0x120, 0x121, 0x122, 0x161
+CKA_ALWAYS_SENSITIVE, CKA_NEVER_EXTRACTABLE, CKA_LOCAL = 0x165, 0x164, 0x163
+CKO_PUBLIC_KEY, CKO_SECRET_KEY, CKK_AES, CKU_SO = 2, 4, 0x1F, 0
+CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_RSA_PKCS_OAEP, CKM_AES_KEY_GEN = 0x0, 0x9, 0x1080
+CKM_AES_KEY_WRAP_KWP, CKM_SHA256, CKG_MGF1_SHA256, CKZ_DATA_SPECIFIED = 0x210B, 0x250, 0x2, 0x1
+
+
+class OaepParams(ctypes.Structure):
+    _fields_ = [("hashAlg", UL), ("mgf", UL), ("source", UL), ("pSourceData", ctypes.c_void_p),
+                ("ulSourceDataLen", UL)]
+
+
+def login(module, who, pin):
+    """The module initialised, a read-write session, logged in as who."""
+    lib = load(module)
+    h = UL()
+    rv = call(lib, "C_Initialize", None)
+    rv = rv or call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION | CKF_RW_SESSION), None, None,
+                    ctypes.byref(h))
+    rv = rv or call(lib, "C_Login", h, UL(who), pin, UL(len(pin)))
+    if rv:
+        sys.exit(f"login 0x{rv:x}")
+    return lib, h
+
+
+def find_one(lib, h, pairs):
+    t, keep = template(pairs)
+    objs, n = (UL * 2)(), UL()
+    call(lib, "C_FindObjectsInit", h, t, UL(len(t)))
+    call(lib, "C_FindObjects", h, objs, UL(2), ctypes.byref(n))
+    call(lib, "C_FindObjectsFinal", h)
+    if n.value != 1:
+        sys.exit(f"found {n.value} objects for {pairs}")
+    return objs[0]
+
+
+def oaep():
+    p = OaepParams(CKM_SHA256, CKG_MGF1_SHA256, CKZ_DATA_SPECIFIED, None, 0)
+    return Mech(CKM_RSA_PKCS_OAEP, ctypes.cast(ctypes.byref(p), ctypes.c_void_p), ctypes.sizeof(p)), p
+
+
+def battrs(lib, h, o, names):
+    """name=0|1 for each boolean attribute, or name=0xRV where it is refused."""
+    out = []
+    for name, t in names:
+        flag = ctypes.c_ubyte(0)
+        a = (Attr * 1)()
+        a[0].type, a[0].pValue, a[0].ulValueLen = t, ctypes.cast(ctypes.byref(flag), ctypes.c_void_p), 1
+        rv = call(lib, "C_GetAttributeValue", h, o, a, UL(1))
+        out.append(f"{name}={flag.value}" if rv == 0 else f"{name}=0x{rv:x}")
+    return " ".join(out)
+
+
+def value_rv(lib, h, o):
+    buf = ctypes.create_string_buffer(64)
+    a = (Attr * 1)()
+    a[0].type, a[0].pValue, a[0].ulValueLen = CKA_VALUE, ctypes.cast(buf, ctypes.c_void_p), 64
+    return call(lib, "C_GetAttributeValue", h, o, a, UL(1))
+
+
+def move_keypair(module, pin):
+    lib, h = login(module, CKU_USER, pin)
+    bits = 2048
+    pub, keep1 = template([(CKA_TOKEN, True), (CKA_MODULUS_BITS, bits), (CKA_PUBLIC_EXPONENT, b"\x01\x00\x01"),
+                           (CKA_WRAP, True), (CKA_ID, b"\x0b"), (CKA_LABEL, b"unwrap")])
+    prv, keep2 = template([(CKA_TOKEN, True), (CKA_UNWRAP, True), (CKA_ID, b"\x0b"), (CKA_LABEL, b"unwrap")])
+    m = Mech(CKM_RSA_PKCS_KEY_PAIR_GEN, None, 0)
+    a, b = UL(), UL()
+    show("keypair", call(lib, "C_GenerateKeyPair", h, ctypes.byref(m), pub, UL(len(pub)), prv, UL(len(prv)),
+                         ctypes.byref(a), ctypes.byref(b)))
+    print("unwrap-key", battrs(lib, h, b, (("unwrap", CKA_UNWRAP), ("decrypt", CKA_DECRYPT))))
+    call(lib, "C_Finalize", None)
+
+
+def move_trust(module, so_pin, key_id, modulus):
+    lib, h = login(module, CKU_SO, so_pin)
+    o = UL()
+    if key_id == "transport":
+        # Made here, never readable, never decrypting: the SO may trust it.
+        t, keep = template([(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_VALUE_LEN, 32),
+                            (CKA_TOKEN, True), (CKA_PRIVATE, False), (CKA_TRUSTED, True), (CKA_WRAP, True),
+                            (CKA_EXTRACTABLE, True), (CKA_ENCRYPT, False), (CKA_DECRYPT, False),
+                            (CKA_SIGN, False), (CKA_VERIFY, False), (CKA_LABEL, b"transport")])
+        m = Mech(CKM_AES_KEY_GEN, None, 0)
+        show("transport", call(lib, "C_GenerateKey", h, ctypes.byref(m), t, UL(len(t)), ctypes.byref(o)))
+    else:
+        t, keep = template([(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_KEY_TYPE, CKK_RSA), (CKA_TOKEN, True),
+                            (CKA_PRIVATE, False), (CKA_MODULUS, bytes.fromhex(modulus)),
+                            (CKA_PUBLIC_EXPONENT, b"\x01\x00\x01"), (CKA_WRAP, True),
+                            (CKA_TRUSTED, True), (CKA_ID, bytes.fromhex(key_id))])
+        show("trusted", call(lib, "C_CreateObject", h, t, UL(len(t)), ctypes.byref(o)))
+    call(lib, "C_Finalize", None)
+
+
+def wrap(lib, h, m, wrapping, key):
+    out, n = ctypes.create_string_buffer(4096), UL(4096)
+    rv = call(lib, "C_WrapKey", h, ctypes.byref(m), wrapping, key, out, ctypes.byref(n))
+    return rv, out.raw[:n.value]
+
+
+def move_wrap(module, pin, key_id, out_dir):
+    lib, h = login(module, CKU_USER, pin)
+    dest = find_one(lib, h, [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_ID, bytes.fromhex(key_id))])
+    transport = find_one(lib, h, [(CKA_CLASS, CKO_SECRET_KEY), (CKA_LABEL, b"transport")])
+    aes = find_one(lib, h, [(CKA_CLASS, CKO_SECRET_KEY), (CKA_ID, b"\x0a")])
+    ec = find_one(lib, h, [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_ID, b"\x0e")])
+    print("aes-key", battrs(lib, h, aes, (("sensitive", CKA_SENSITIVE), ("extractable", CKA_EXTRACTABLE),
+                                          ("wrap-with-trusted", CKA_WRAP_WITH_TRUSTED))))
+    print("ec-key", battrs(lib, h, ec, (("sensitive", CKA_SENSITIVE), ("extractable", CKA_EXTRACTABLE),
+                                        ("wrap-with-trusted", CKA_WRAP_WITH_TRUSTED))))
+    m, p = oaep()
+    kwp = Mech(CKM_AES_KEY_WRAP_KWP, None, 0)
+    for name, mech, wrapping, key in (("aes", m, dest, aes), ("transport", m, dest, transport),
+                                      ("ec", kwp, transport, ec)):
+        rv, data = wrap(lib, h, mech, wrapping, key)
+        show(f"wrap-{name}", rv)
+        print(f"wrap-{name}-len {len(data)}")
+        if rv == 0:
+            with open(os.path.join(out_dir, f"{name}.wrap"), "wb") as f:
+                f.write(data)
+    # Refused: the P-256 key under RSA-OAEP (a private key travels under
+    # AES key wrap only); either key under an AES key the user made
+    # (not trusted).
+    show("wrap-ec-oaep", wrap(lib, h, m, dest, ec)[0])
+    t, keep = template([(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_VALUE_LEN, 32),
+                        (CKA_TOKEN, False), (CKA_WRAP, True)])
+    g, o = Mech(CKM_AES_KEY_GEN, None, 0), UL()
+    show("user-kek", call(lib, "C_GenerateKey", h, ctypes.byref(g), t, UL(len(t)), ctypes.byref(o)))
+    show("wrap-ec-untrusted", wrap(lib, h, kwp, o, ec)[0])
+    show("wrap-aes-untrusted", wrap(lib, h, kwp, o, aes)[0])
+    call(lib, "C_Finalize", None)
+
+
+def unwrap(lib, h, m, unwrapping, data, pairs):
+    t, keep = template(pairs)
+    o = UL()
+    rv = call(lib, "C_UnwrapKey", h, ctypes.byref(m), unwrapping, data, UL(len(data)), t, UL(len(t)),
+              ctypes.byref(o))
+    return rv, o
+
+
+def move_unwrap(module, pin, in_dir):
+    lib, h = login(module, CKU_USER, pin)
+    rsa = find_one(lib, h, [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_ID, b"\x0b")])
+
+    def wrapped(name):
+        with open(os.path.join(in_dir, f"{name}.wrap"), "rb") as f:
+            return f.read()
+    m, p = oaep()
+    rv, aes = unwrap(lib, h, m, rsa, wrapped("aes"),
+                     [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, True),
+                      (CKA_ENCRYPT, True), (CKA_DECRYPT, True), (CKA_ID, b"\x0a"), (CKA_LABEL, b"moved")])
+    show("unwrap-aes", rv)
+    rv, transport = unwrap(lib, h, m, rsa, wrapped("transport"),
+                           [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, False),
+                            (CKA_UNWRAP, True)])
+    show("unwrap-transport", rv)
+    kwp = Mech(CKM_AES_KEY_WRAP_KWP, None, 0)
+    rv, ec = unwrap(lib, h, kwp, transport, wrapped("ec"),
+                    [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_TOKEN, True), (CKA_SIGN, True), (CKA_ID, b"\x0e"),
+                     (CKA_LABEL, b"moved")])
+    show("unwrap-ec", rv)
+    attrs = (("sensitive", CKA_SENSITIVE), ("extractable", CKA_EXTRACTABLE), ("local", CKA_LOCAL))
+    print("moved-aes", battrs(lib, h, aes, attrs), f"value=0x{value_rv(lib, h, aes):x}")
+    print("moved-ec", battrs(lib, h, ec, attrs), f"value=0x{value_rv(lib, h, ec):x}")
+    # The transport key is a session key: gone at C_Finalize.
+>>>>>>> p11move
     call(lib, "C_Finalize", None)
 
 
@@ -500,5 +694,13 @@ if __name__ == "__main__":
         functions(sys.argv[1], sys.argv[3].encode())
     elif what == "deferred":
         deferred(sys.argv[1], sys.argv[3].encode(), *sys.argv[4:7])
+    elif what == "move-keypair":
+        move_keypair(sys.argv[1], sys.argv[3].encode())
+    elif what == "move-trust":
+        move_trust(sys.argv[1], sys.argv[3].encode(), sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else None)
+    elif what == "move-wrap":
+        move_wrap(sys.argv[1], sys.argv[3].encode(), sys.argv[4], sys.argv[5])
+    elif what == "move-unwrap":
+        move_unwrap(sys.argv[1], sys.argv[3].encode(), sys.argv[4])
     else:
         sys.exit(__doc__)
