@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# The server's token when its start cannot succeed, and the packages'
+# upgrade, removal and purge (docs/packaging.md): a start with no
+# /dev/kvm, with no credential or with a wrong PIN is a failed unit with
+# one line in the journal that says why, never a hang or a restart loop;
+# an upgrade to the next version keeps every token's key and restarts the
+# running token; apt remove keeps the stores, apt purge removes the
+# server's. As root, second boot, after server.bats.
+bats_require_minimum_version 1.5.0
+load helpers
+
+UNIT=$SYSTEM_TOKEN$WEB.service
+CRED=$CREDSTORE/cloak-pkcs11-$WEB.pin
+
+# failed_start: starts the token, which must fail within 300 s (no hang)
+# and not be restarted; writes the lines its processes wrote to the
+# journal, then "--", then systemd's own about it, to $LINES, and prints
+# them.
+failed_start() {
+	LINES=$BATS_TEST_TMPDIR/lines
+	journal_mark "$BATS_TEST_TMPDIR/cursor"
+	run timeout 300 systemctl start "$UNIT"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || { echo "systemctl start: $status: $output"; return 1; }
+	[ "$(systemctl is-active "$UNIT")" = failed ] || { systemctl status --no-pager "$UNIT"; return 1; }
+	[ "$(systemctl show -p NRestarts --value "$UNIT")" = 0 ] || { echo "restarted"; return 1; }
+	{
+		journalctl -q -o cat --no-pager --after-cursor="$(cat "$BATS_TEST_TMPDIR/cursor")" _SYSTEMD_UNIT="$UNIT"
+		echo --
+		journalctl -q -o cat --no-pager --after-cursor="$(cat "$BATS_TEST_TMPDIR/cursor")" _PID=1 UNIT="$UNIT"
+	} >"$LINES"
+	cat "$LINES"
+}
+
+# one_line PATTERN: of the lines in $LINES that cloak's programs wrote
+# (the monitor's "cloak: ", the launcher's "cloak-pkcs11: "), exactly one,
+# and it matches PATTERN; the guest's own lines (pkcs11: ...) may be there.
+one_line() {
+	local ours
+	ours=$(sed '/^--$/q' "$LINES" | grep -E '^cloak(-pkcs11)?: ' || true)
+	[ "$(grep -c . <<<"$ours")" -eq 1 ] && grep -qiE "$1" <<<"$ours"
+}
+
+@test "a start with no /dev/kvm fails at once: a failed unit, one line from the monitor naming /dev/kvm" {
+	# nginx stops with the token (PartOf=).
+	timeout 300 systemctl stop "$UNIT"
+	modprobe -r kvm_amd kvm
+	[ ! -e /dev/kvm ]
+	failed_start
+	one_line '^cloak: .*/dev/kvm'
+}
+
+@test "a start with no credential fails at once: a failed unit, one line naming where the PIN should be" {
+	mv "$CRED" "$CRED.saved"
+	failed_start
+	one_line "^cloak-pkcs11: .*PIN.*cloak-pkcs11-$WEB\.pin"
+}
+
+@test "a start with a wrong PIN fails: a failed unit, one line saying the token refused the PIN, no restart to spend another try" {
+	cp -p "$CRED" "$CRED.saved"
+	printf 'wrong-pin-0' | systemd-creds encrypt - "$CRED"
+	failed_start
+	one_line '^cloak-pkcs11: .*CKR_PIN_INCORRECT'
+	# The right PIN starts it again (one wrong try locks nothing), and
+	# nginx with it.
+	mv -f "$CRED.saved" "$CRED"
+	systemctl reset-failed "$UNIT"
+	run timeout 300 systemctl start "$UNIT" nginx.service
+	[ "$status" -eq 0 ] || { echo "$output"; systemctl status --no-pager "$UNIT"; return 1; }
+	[ "$(fetch 1)" = "hello from the token's key" ]
+}
+
+@test "an upgrade to the next version keeps every token's key and restarts the running token" {
+	compgen -G "$NEXT_DEBS/*.deb" >/dev/null || skip "no packages of the next version given (run-sysvm DEBS NEXT-DEBS)"
+	wait_active "$UNIT"
+	local before
+	before=$(systemctl show -p MainPID --value "$UNIT")
+	cd "$NEXT_DEBS"
+	run env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ./*.deb
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	local d
+	for d in ./*.deb; do
+		[ "$(dpkg-query -W -f '${Version}' "$(dpkg-deb -f "$d" Package)")" = "$(dpkg-deb -f "$d" Version)" ]
+	done
+	wait_active "$UNIT"
+	[ "$(systemctl show -p MainPID --value "$UNIT")" != "$before" ] || { echo "the token was not restarted"; return 1; }
+	run p11_web --login --pin "$WEB_PIN" --list-objects --type privkey
+	[[ $output == *"label:      $WEB"* ]] || { echo "$output"; return 1; }
+	# nginx was restarted with it (PartOf=) and serves with the same key.
+	wait_active nginx.service
+	[ "$(fetch 1)" = "hello from the token's key" ]
+	# The user's token too.
+	run as_user "pkcs11-tool --module $P11_PROXY --token-label alice --login --pin alice-pin-1 --list-objects --type privkey"
+	[[ $output == *"label:      ssh"* ]] || { echo "$output"; return 1; }
+}
+
+@test "apt remove keeps the stores; apt purge removes the server's, never a user's" {
+	local pkgs=() d owner
+	for d in "$DEBS"/*.deb; do pkgs+=("$(dpkg-deb -f "$d" Package)"); done
+	owner=$(systemctl show -p User --value "$UNIT")
+	systemctl stop nginx.service
+	run env DEBIAN_FRONTEND=noninteractive apt-get remove -y "${pkgs[@]}"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ -s "$SYSTEM_STORES/$WEB/token.img" ]
+	# The server's token was stopped (a user's own runs on: the user's).
+	run ! pgrep -u "$owner" -f 'pkcs11\.elf'
+	run env DEBIAN_FRONTEND=noninteractive apt-get purge -y "${pkgs[@]}"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ ! -e "$SYSTEM_STORES" ] || { ls -laR "$SYSTEM_STORES"; return 1; }
+	for d in "${pkgs[@]}"; do
+		run dpkg-query -W -f '${db:Status-Status}' "$d"
+		[ "$output" = not-installed ] || [ "$status" -ne 0 ] || { echo "$d: $output"; return 1; }
+	done
+	# A user's files are the user's: purge leaves them.
+	[ -s "$(getent passwd "$SYSVM_USER" | cut -d: -f6)/.local/share/cloak-pkcs11/token.img" ]
+}
