@@ -24,7 +24,7 @@ SO_PIN=alice-so-pin-1
 	# Nothing points the module at the token: it finds the user's socket.
 	run as_user 'if env | grep "^CLOAK_"; then exit 3; fi; p11-kit list-modules'
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	awk '/^cloak-pkcs11:/ { m = 1 } m && /token: alice/ { t = 1 } END { exit !(m && t) }' <<<"$output" ||
+	awk '/^module: / { m = ($2 == "cloak-pkcs11") } m && $1 == "token:" && $2 == "alice" { t = 1 } END { exit !t }' <<<"$output" ||
 		{ echo "$output"; return 1; }
 }
 
@@ -47,7 +47,7 @@ SO_PIN=alice-so-pin-1
 	run as_user "ssh-keygen -D $P11_PROXY | grep ecdsa-sha2-nistp256 >> ~/.ssh/authorized_keys &&
 		printf '#!/bin/sh\necho $PIN\n' > ~/pin-askpass && chmod 700 ~/pin-askpass &&
 		SSH_ASKPASS=~/pin-askpass SSH_ASKPASS_REQUIRE=force setsid -w ssh -I $P11_PROXY -o IdentityAgent=none \
-			-o PasswordAuthentication=no -o KbdInteractiveAuthentication=no -o StrictHostKeyChecking=accept-new \
+			-o PasswordAuthentication=no -o KbdInteractiveAuthentication=no -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR \
 			\"\$(id -un)@127.0.0.1\" 'echo logged in with the token' </dev/null"
 	[ "$status" -eq 0 ] && [ "$output" = "logged in with the token" ] || { echo "$output"; return 1; }
 	# The control: the same login without the module has no key.
@@ -56,7 +56,8 @@ SO_PIN=alice-so-pin-1
 }
 
 @test "systemctl --user stop wipes the token guest; the store keeps the key for the next start" {
-	run as_user "systemctl --user stop $USER_TOKEN && systemctl --user show -p Result --value $USER_TOKEN"
+	# (systemctl warns that the socket stays: it does, for the next client.)
+	run as_user "systemctl --user stop $USER_TOKEN 2>/dev/null && systemctl --user show -p Result --value $USER_TOKEN"
 	[ "$status" -eq 0 ] && [ "$output" = success ] || { echo "$output"; return 1; }
 	run ! pgrep -u "$SYSVM_USER" -f 'pkcs11\.elf'
 	run as_user "pkcs11-tool --module $P11_PROXY --token-label alice --login --pin $PIN --list-objects --type privkey"
