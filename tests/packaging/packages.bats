@@ -64,6 +64,7 @@ files() {
 	need_root
 	run files cloak
 	[ "$output" = "usr/bin/cloak
+usr/lib/udev/rules.d/60-cloak-kvm.rules
 usr/share/lintian/overrides/cloak
 usr/share/man/man1/cloak.1.gz" ] || { echo "$output"; return 1; }
 	run "$X/usr/bin/cloak" --version
@@ -271,12 +272,16 @@ unit_keys() {
 		NoNewPrivileges=yes ProtectSystem=strict PrivateTmp=yes LimitMEMLOCK=128M \
 		StateDirectory=cloak-pkcs11/%i StateDirectoryMode=0700 \
 		LoadCredentialEncrypted=cloak-pkcs11-%i.pin \
-		'ExecStartPost=/usr/bin/cloak-pkcs11 check -p %d/cloak-pkcs11-%i.pin' \
+		'ExecStartPost=/usr/bin/cloak-pkcs11 check -p %d/cloak-pkcs11-%i.pin --main-pid $MAINPID' \
 		Restart=on-abnormal RestrictAddressFamilies=AF_UNIX; do
 		grep -qxF "$want" <<< "$keys" || { echo "missing $want"; return 1; }
 	done
 	# No Environment= or command line carries a PIN.
 	run ! grep -iE 'pin-value|PIN=' "$unit"
+	# At boot it waits for /dev/kvm, which the udev rule makes a device unit.
+	unit_keys "$unit" Unit | grep -qx 'Wants=dev-kvm.device'
+	unit_keys "$unit" Unit | grep -qx 'After=dev-kvm.device'
+	grep -qx 'SUBSYSTEM=="misc", KERNEL=="kvm", TAG+="systemd"' "$X/usr/lib/udev/rules.d/60-cloak-kvm.rules"
 	# Each directive opens or continues a group that a comment explains.
 	awk '/^\[Service\]/ { on = 1; next } /^\[/ { on = 0 }
 		on && /^[A-Za-z]+=/ && prev !~ /^#/ && prev !~ /^[A-Za-z]+=/ { print "no reason: " $0 }
