@@ -374,7 +374,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); time.sleep(
 	sleep 1 &
 	local main=$!
 	SECONDS=0
-	CLOAK_PKCS11_SOCKET=$sock run timeout 60 "$LAUNCHER" check -p "$TMP/pin" --main-pid "$main"
+	CLOAK_PKCS11_SOCKET=$sock run timeout 15 "$LAUNCHER" check -p "$TMP/pin" --main-pid "$main"
 	local took=$SECONDS
 	kill "$holder"
 	[ "$status" -eq 1 ] && [ -z "$output" ] || { echo "status $status: $output"; return 1; }
