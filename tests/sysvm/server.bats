@@ -54,6 +54,50 @@ mono() { systemctl show -p "$2" --value "$1"; }
 	[ "$(stat -c '%U %a' "$WEB_PIN_FILE")" = "root 400" ]
 }
 
+@test "the server's token runs under each hardening directive of its unit, in force: user and groups, no privileges, a read-only system, a /tmp of its own, its lock limit, /dev/kvm its only device" {
+	local unit=$SYSTEM_TOKEN$WEB.service pid
+	pid=$(systemctl show -p MainPID --value "$unit")
+	[ "$pid" -gt 0 ]
+	# User=, Group=, SupplementaryGroups=kvm cloak-pkcs11.
+	[ "$(stat -c %U:%G "/proc/$pid")" = _cloak-pkcs11:_cloak-pkcs11 ]
+	local groups g
+	groups=" $(awk '/^Groups:/ { $1 = ""; print }' "/proc/$pid/status") "
+	for g in kvm "$TOKEN_GROUP"; do
+		[[ $groups == *" $(getent group "$g" | cut -d: -f3) "* ]] || { echo "not in $g:$groups"; return 1; }
+	done
+	# NoNewPrivileges=yes, CapabilityBoundingSet= (empty), LimitMEMLOCK=128M.
+	grep -qxP 'NoNewPrivs:\t1' "/proc/$pid/status"
+	grep -qxP 'CapBnd:\t0+' "/proc/$pid/status"
+	grep -qxP 'CapEff:\t0+' "/proc/$pid/status"
+	[ "$(awk '/^Max locked memory/ { print $4 }' "/proc/$pid/limits")" = 134217728 ]
+	# ProtectSystem=strict: even root, in the token's mount namespace, writes
+	# nothing but the state directory; PrivateTmp=yes: its /tmp is not the
+	# host's; ProtectHome=yes: no home directory is there.
+	run nsenter -t "$pid" -m -- touch /usr/cloak-probe
+	[ "$status" -ne 0 ] && [[ $output == *"Read-only file system"* ]] || { echo "$output"; return 1; }
+	run nsenter -t "$pid" -m -- touch /etc/cloak-probe
+	[ "$status" -ne 0 ] || { echo "/etc is writable"; return 1; }
+	nsenter -t "$pid" -m -- sh -c "touch $SYSTEM_STORES/$WEB/.probe && rm $SYSTEM_STORES/$WEB/.probe"
+	: >/tmp/cloak-host-probe
+	run nsenter -t "$pid" -m -- test -e /tmp/cloak-host-probe
+	rm -f /tmp/cloak-host-probe
+	[ "$status" -ne 0 ] || { echo "the token sees the host's /tmp"; return 1; }
+	local home
+	home=$(getent passwd "$SYSVM_USER" | cut -d: -f6)
+	[ -d "$home" ]
+	run nsenter -t "$pid" -m -- test -e "$home"
+	[ "$status" -ne 0 ] || { echo "$home is there"; return 1; }
+	# DevicePolicy=closed, DeviceAllow=/dev/kvm rw: a process of the
+	# token's cgroup opens /dev/kvm, and not the disk.
+	local cg
+	cg=/sys/fs/cgroup$(systemctl show -p ControlGroup --value "$unit")
+	[ -d "$cg" ]
+	run sh -c 'echo $$ >"$1/cgroup.procs" && exec head -c 0 /dev/kvm' sh "$cg"
+	[ "$status" -eq 0 ] || { echo "/dev/kvm: $output"; return 1; }
+	run sh -c 'echo $$ >"$1/cgroup.procs" && exec head -c 1 /dev/vda' sh "$cg"
+	[ "$status" -ne 0 ] && [[ $output == *"Operation not permitted"* ]] || { echo "/dev/vda: $status $output"; return 1; }
+}
+
 @test "systemctl restart of the token while nginx runs: nginx is restarted with it (PartOf=) and serves again" {
 	local token nginx
 	token=$(systemctl show -p MainPID --value "$SYSTEM_TOKEN$WEB.service")
