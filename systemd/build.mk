@@ -3,7 +3,11 @@
 #   user/     the SSH agent and the user's own PKCS#11 token, each a socket
 #             that starts its guest on the first connection
 #   system/   cloak-pkcs11@NAME: a server's token, one per instance
+#   dev-kvm-device.conf   how long it waits for /dev/kvm (installed as
+#             dev-kvm.device.d/cloak-pkcs11.conf)
 #   cloak-pkcs11.sysusers   the system token's user and its clients' group
+#   60-cloak-kvm.rules      /dev/kvm as dev-kvm.device, which the system
+#             token waits for at boot
 #   ssh-agent-env-generator, ssh-agent-profile.sh   SSH_AUTH_SOCK for the
 #             sessions of a user who enabled cloak-ssh-agent.socket
 # Units name the installed monitor and guests: @BINDIR@ and @PKGLIBDIR@
@@ -14,6 +18,7 @@ SYSTEMD_SYSTEM_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 SYSTEMD_USER_UNIT_DIR ?= $(PREFIX)/lib/systemd/user
 SYSTEMD_USER_ENV_GENERATOR_DIR ?= $(PREFIX)/lib/systemd/user-environment-generators
 SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
+UDEV_RULES_DIR ?= $(PREFIX)/lib/udev/rules.d
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 
 SYSTEMD_UNITS_USER := $(wildcard systemd/user/*.in)
@@ -24,7 +29,7 @@ install: install-systemd
 install-systemd:
 	install -d $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR) $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR) \
 		$(DESTDIR)$(SYSTEMD_USER_ENV_GENERATOR_DIR) $(DESTDIR)$(SYSUSERS_DIR) \
-		$(DESTDIR)$(SYSCONFDIR)/profile.d
+		$(DESTDIR)$(SYSCONFDIR)/profile.d $(DESTDIR)$(UDEV_RULES_DIR)
 	for u in $(SYSTEMD_UNITS_USER:%=% $(SYSTEMD_USER_UNIT_DIR)) \
 		 $(SYSTEMD_UNITS_SYSTEM:%=% $(SYSTEMD_SYSTEM_UNIT_DIR)); do \
 		case $$u in *.in) src=$$u; continue ;; esac; \
@@ -36,3 +41,7 @@ install-systemd:
 		$(DESTDIR)$(SYSTEMD_USER_ENV_GENERATOR_DIR)/90cloak-ssh-agent
 	install -m 644 systemd/ssh-agent-profile.sh $(DESTDIR)$(SYSCONFDIR)/profile.d/cloak-ssh-agent.sh
 	install -m 644 systemd/cloak-pkcs11.sysusers $(DESTDIR)$(SYSUSERS_DIR)/cloak-pkcs11.conf
+	install -m 644 systemd/60-cloak-kvm.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-cloak-kvm.rules
+	install -d $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR)/dev-kvm.device.d
+	install -m 644 systemd/dev-kvm-device.conf \
+		$(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR)/dev-kvm.device.d/cloak-pkcs11.conf

@@ -420,6 +420,32 @@ ed_sign_verify() {
 	[ "$status" -eq 1 ] && [ "$(grep -c '' <<< "$output")" -eq 1 ] || { echo "$output"; return 1; }
 }
 
+@test "cloak-pkcs11 check --main-pid: a monitor that ends before the token answers ends the check at once, saying nothing; without it the check waits" {
+	# As systemd holds a unit's socket: it listens and never accepts, so a
+	# client's connection waits in the queue (no guest: no KVM needed).
+	local sock=$TMP/held.sock
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); time.sleep(120)' "$sock" &
+	local holder=$!
+	local i
+	for ((i = 0; i < 50; i++)); do [ -S "$sock" ] && break; sleep 0.1; done
+	printf '%s' "$PIN" > "$TMP/pin"
+	# Without --main-pid it waits on the queue (here for 5 s of timeout).
+	CLOAK_PKCS11_SOCKET=$sock run timeout 5 "$LAUNCHER" check -p "$TMP/pin"
+	[ "$status" -eq 124 ] || { echo "status $status: $output"; kill "$holder"; return 1; }
+	# A stand-in monitor that ends after 1 s: the check follows it.
+	sleep 1 &
+	local main=$!
+	SECONDS=0
+	CLOAK_PKCS11_SOCKET=$sock run timeout 15 "$LAUNCHER" check -p "$TMP/pin" --main-pid "$main"
+	local took=$SECONDS
+	kill "$holder"
+	[ "$status" -eq 1 ] && [ -z "$output" ] || { echo "status $status: $output"; return 1; }
+	[ "$took" -le 10 ] || { echo "took $took s"; return 1; }
+	run "$LAUNCHER" check -p "$TMP/pin" --main-pid 'x1'
+	[ "$status" -eq 1 ] && [ "$output" = "cloak-pkcs11: --main-pid takes a process id, not 'x1'" ] || { echo "$output"; return 1; }
+}
+
 @test "without CLOAK_PKCS11_SOCKET the module reaches the user's own token at \$XDG_RUNTIME_DIR/cloak-pkcs11/token.sock (the systemd user socket)" {
 	need_kvm
 	local run=$TMP/run

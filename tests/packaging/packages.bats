@@ -64,6 +64,7 @@ files() {
 	need_root
 	run files cloak
 	[ "$output" = "usr/bin/cloak
+usr/lib/udev/rules.d/60-cloak-kvm.rules
 usr/share/lintian/overrides/cloak
 usr/share/man/man1/cloak.1.gz" ] || { echo "$output"; return 1; }
 	run "$X/usr/bin/cloak" --version
@@ -171,6 +172,7 @@ usr/share/man/man1/cloak-ssh-keygen.1.gz" ] || { echo "$output"; return 1; }
 usr/lib/cloak/pkcs11.elf
 usr/lib/systemd/system/cloak-pkcs11@.service
 usr/lib/systemd/system/cloak-pkcs11@.socket
+usr/lib/systemd/system/dev-kvm.device.d/cloak-pkcs11.conf
 usr/lib/systemd/user/cloak-pkcs11.service
 usr/lib/systemd/user/cloak-pkcs11.socket
 usr/lib/sysusers.d/cloak-pkcs11.conf
@@ -271,12 +273,18 @@ unit_keys() {
 		NoNewPrivileges=yes ProtectSystem=strict PrivateTmp=yes LimitMEMLOCK=128M \
 		StateDirectory=cloak-pkcs11/%i StateDirectoryMode=0700 \
 		LoadCredentialEncrypted=cloak-pkcs11-%i.pin \
-		'ExecStartPost=/usr/bin/cloak-pkcs11 check -p %d/cloak-pkcs11-%i.pin' \
+		'ExecStartPost=/usr/bin/cloak-pkcs11 check -p %d/cloak-pkcs11-%i.pin --main-pid $MAINPID' \
 		Restart=on-abnormal RestrictAddressFamilies=AF_UNIX; do
 		grep -qxF "$want" <<< "$keys" || { echo "missing $want"; return 1; }
 	done
 	# No Environment= or command line carries a PIN.
 	run ! grep -iE 'pin-value|PIN=' "$unit"
+	# At boot it waits for /dev/kvm, which the udev rule makes a device unit.
+	unit_keys "$unit" Unit | grep -qx 'Wants=dev-kvm.device'
+	unit_keys "$unit" Unit | grep -qx 'After=dev-kvm.device'
+	grep -qx 'SUBSYSTEM=="misc", KERNEL=="kvm", TAG+="systemd"' "$X/usr/lib/udev/rules.d/60-cloak-kvm.rules"
+	# ... for 30 s, not systemd's 90 s for a device, where there is none.
+	[ "$(unit_keys "$X/usr/lib/systemd/system/dev-kvm.device.d/cloak-pkcs11.conf" Unit)" = JobRunningTimeoutSec=30s ]
 	# Each directive opens or continues a group that a comment explains.
 	awk '/^\[Service\]/ { on = 1; next } /^\[/ { on = 0 }
 		on && /^[A-Za-z]+=/ && prev !~ /^#/ && prev !~ /^[A-Za-z]+=/ { print "no reason: " $0 }

@@ -103,3 +103,105 @@ svm_of_series() {
 svm_result_line() {
 	grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$1" 2>/dev/null | tail -1
 }
+
+# svm_cannot_run REASON: the VM cannot run here at all. Prints one line,
+# "$SVM_WHAT: SKIP: REASON" (exit 0), or with CLOAK_REQUIRE_KVM=1, as CI
+# sets it, "$SVM_WHAT: FAILED: REASON" (exit 1). SVM_WHAT names the make
+# target (check-svm unless set).
+svm_cannot_run() {
+	if [ "${CLOAK_REQUIRE_KVM:-0}" = 1 ]; then
+		echo "${SVM_WHAT:-check-svm}: FAILED: $1 (CLOAK_REQUIRE_KVM=1)"
+		exit 1
+	fi
+	echo "${SVM_WHAT:-check-svm}: SKIP: $1"
+	exit 0
+}
+
+# svm_need_host [COMMAND:PACKAGE...]: QEMU and the tools every VM of the
+# tier needs (the initramfs: a static busybox, cpio; the disks: mkfs.ext4),
+# then the caller's own; svm_cannot_run names the first one missing. Sets
+# svm_qemu (SVM_QEMU, else qemu-system-x86_64) and svm_busybox.
+svm_need_host() {
+	local c
+	svm_qemu=${SVM_QEMU:-qemu-system-x86_64}
+	for c in "$svm_qemu":qemu-system-x86 busybox:busybox-static cpio:cpio mkfs.ext4:e2fsprogs \
+		flock:util-linux readelf:binutils "$@"; do
+		command -v "${c%%:*}" >/dev/null ||
+			svm_cannot_run "${c%%:*} not found; install Debian's ${c#*:} (apt-get install ${c#*:}, or make: .ci/packages)"
+	done
+	svm_busybox=$(command -v busybox)
+	readelf -l "$svm_busybox" | grep -q 'Requesting program interpreter' &&
+		svm_cannot_run "$svm_busybox is dynamically linked; the VM needs Debian's busybox-static"
+	return 0
+}
+
+# svm_initramfs DIR: starts an initramfs tree in DIR (emptied first): the
+# static busybox as /svm/busybox, /svm/modules, and the mount points every
+# /init of the tier uses. svm_cpio DIR OUT packs it.
+svm_initramfs() {
+	rm -rf "$1"
+	mkdir -p "$1/svm/modules" "$1"/{proc,sys,dev,tmp}
+	cp "$svm_busybox" "$1/svm/busybox"
+}
+svm_cpio() {
+	(cd "$1" && find . | cpio -o -H newc --quiet) >"$2"
+}
+
+svm_secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
+
+# svm_boot LOG TAG TIMEOUT KERNEL INITRD APPEND [QEMU-ARGS...]: boots
+# KERNEL under QEMU's TCG with an AMD CPU that has SVM and nested paging
+# (SVM_CPUS vCPUs, default 1; SVM_MEM MiB, default 2048), its console in
+# LOG (QEMU's own messages in qemu.err beside it), streamed to stdout
+# with [TAG] before each line, under `timeout`
+# (TIMEOUT seconds: a hung VM cannot hang CI), and returns QEMU's status
+# when the VM is off (124 or 137: it ran past TIMEOUT). The kernel always
+# gets console=ttyS0, panic=-1 (a panic ends the VM: -no-reboot) and
+# mitigations=off (speculation barriers cost much under TCG and change
+# nothing KVM does for cloak). Sets svm_boot_s to the seconds from QEMU's
+# start to the first console line matching SVM_BOOT_MARK (default
+# '^svm: first command'; empty if none came) and svm_vm_s to the seconds
+# QEMU ran. Stopping the caller (TERM, INT) stops the VM; after it,
+# TERM and INT make the caller exit 130.
+svm_boot() {
+	local log=$1 tag=$2 tmo=$3 kernel=$4 initrd=$5 append=$6 t0 qpid tpid qst
+	shift 6
+	svm_boot_s=""
+	: >"$log"
+	t0=$(date +%s.%N)
+	timeout -k 10 "$tmo" "${svm_qemu:-${SVM_QEMU:-qemu-system-x86_64}}" -nodefaults -no-user-config -no-reboot \
+		-accel tcg -cpu EPYC,+svm,+npt -smp "${SVM_CPUS:-1}" -m "${SVM_MEM:-2048}" \
+		-display none -monitor none -serial "file:$log" \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 mitigations=off $append" \
+		"$@" 2>"${log%/*}/qemu.err" &
+	qpid=$!
+	# timeout passes a TERM on to QEMU: stopping this job stops its VM.
+	trap 'kill "$qpid" 2>/dev/null; exit 130' TERM INT
+	tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | sed -u "s/^/[$tag] /" &
+	tpid=$!
+	while kill -0 "$qpid" 2>/dev/null; do
+		if [ -z "$svm_boot_s" ] && grep -q -- "${SVM_BOOT_MARK:-^svm: first command}" "$log" 2>/dev/null; then
+			svm_boot_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+		fi
+		sleep 0.2
+	done
+	wait "$qpid"
+	qst=$?
+	wait "$tpid" 2>/dev/null
+	trap 'exit 130' TERM INT
+	# shellcheck disable=SC2034 # read by the callers
+	svm_vm_s=$(svm_secs "$t0" "$(date +%s.%N)")
+	return "$qst"
+}
+
+# svm_boot_failure STATUS LIMIT LOG: why a VM that svm_boot ran ended
+# with STATUS (nothing when QEMU exited 0); LIMIT names its time limit
+# (e.g. SVM_TIMEOUT=2400).
+svm_boot_failure() {
+	if [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; then
+		echo "the VM ran past $2 s and was killed"
+	elif [ "$1" -ne 0 ]; then
+		echo "QEMU exited $1: $(tail -1 "${3%/*}/qemu.err" 2>/dev/null)"
+	fi
+}

@@ -13,3 +13,14 @@ bench-svm: all
 	O=$(O) tests/svm/run-svm --bench $(SVM_KERNELS)
 # The tier's own logic, checked on the host by make check.
 TESTS += tests/svm/tier.bats
+# The system VM suite (tests/sysvm/run-sysvm): cloak's Debian packages
+# installed and run as users run them, on a systemd Debian 13 booted in
+# the tier's VM. It builds the packages (tests/sysvm/build-debs) unless
+# SYSVM_DEBS (and SYSVM_NEXT_DEBS, for the upgrade) name them;
+# sysvm-image only builds the image's first layer, which needs no package.
+.PHONY: check-sysvm sysvm-image
+check-sysvm:
+	O=$(O) tests/sysvm/run-sysvm $(SYSVM_DEBS) $(SYSVM_NEXT_DEBS)
+sysvm-image:
+	O=$(O) tests/sysvm/run-sysvm --image
+TESTS += tests/sysvm/host.bats
