@@ -3,8 +3,6 @@
 #   user/     the SSH agent and the user's own PKCS#11 token, each a socket
 #             that starts its guest on the first connection
 #   system/   cloak-pkcs11@NAME: a server's token, one per instance
-#   dev-kvm-device.conf   how long it waits for /dev/kvm (installed as
-#             dev-kvm.device.d/cloak-pkcs11.conf)
 #   cloak-pkcs11.sysusers   the system token's user and its clients' group
 #   60-cloak-kvm.rules      /dev/kvm as dev-kvm.device, which the system
 #             token waits for at boot
@@ -42,6 +40,3 @@ install-systemd:
 	install -m 644 systemd/ssh-agent-profile.sh $(DESTDIR)$(SYSCONFDIR)/profile.d/cloak-ssh-agent.sh
 	install -m 644 systemd/cloak-pkcs11.sysusers $(DESTDIR)$(SYSUSERS_DIR)/cloak-pkcs11.conf
 	install -m 644 systemd/60-cloak-kvm.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-cloak-kvm.rules
-	install -d $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR)/dev-kvm.device.d
-	install -m 644 systemd/dev-kvm-device.conf \
-		$(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR)/dev-kvm.device.d/cloak-pkcs11.conf

@@ -172,7 +172,6 @@ usr/share/man/man1/cloak-ssh-keygen.1.gz" ] || { echo "$output"; return 1; }
 usr/lib/cloak/pkcs11.elf
 usr/lib/systemd/system/cloak-pkcs11@.service
 usr/lib/systemd/system/cloak-pkcs11@.socket
-usr/lib/systemd/system/dev-kvm.device.d/cloak-pkcs11.conf
 usr/lib/systemd/user/cloak-pkcs11.service
 usr/lib/systemd/user/cloak-pkcs11.socket
 usr/lib/sysusers.d/cloak-pkcs11.conf
@@ -283,8 +282,6 @@ unit_keys() {
 	unit_keys "$unit" Unit | grep -qx 'Wants=dev-kvm.device'
 	unit_keys "$unit" Unit | grep -qx 'After=dev-kvm.device'
 	grep -qx 'SUBSYSTEM=="misc", KERNEL=="kvm", TAG+="systemd"' "$X/usr/lib/udev/rules.d/60-cloak-kvm.rules"
-	# ... for 30 s, not systemd's 90 s for a device, where there is none.
-	[ "$(unit_keys "$X/usr/lib/systemd/system/dev-kvm.device.d/cloak-pkcs11.conf" Unit)" = JobRunningTimeoutSec=30s ]
 	# Each directive opens or continues a group that a comment explains.
 	awk '/^\[Service\]/ { on = 1; next } /^\[/ { on = 0 }
 		on && /^[A-Za-z]+=/ && prev !~ /^#/ && prev !~ /^[A-Za-z]+=/ { print "no reason: " $0 }
