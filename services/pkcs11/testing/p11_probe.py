@@ -26,14 +26,12 @@ suite to assert on.
                                     as no parameter does, Ed25519ph and a
                                     context are refused, C_SignUpdate is not
                                     supported
-<<<<<<< HEAD
   p11_probe.py MODULE functions PIN the calls no stock tool makes, on any
                                     token (its first slot): C_CopyObject,
                                     C_GetObjectSize, C_DigestKey, operation
                                     state, C_SeedRandom, the recover and
                                     dual-function calls, C_WaitForSlotEvent
                                     (not blocking), C_GetFunctionStatus
-=======
   p11_probe.py MODULE move-keypair PIN      a key move's destination
                                     (docs/pkcs11.md "Moving a key to another
                                     token"): an RSA-2048 token key pair, id
@@ -54,7 +52,6 @@ suite to assert on.
                                     key pair 0b: the AES key as token key 0a,
                                     the P-256 key as token key 0e, both
                                     sensitive and not extractable
->>>>>>> p11move
 """
 import ctypes
 import hashlib
@@ -165,12 +162,19 @@ RSA_PARTS = (("modulus", 0x120), ("public-exponent", 0x122), ("private-exponent"
              ("coefficient", 0x128))
 
 
-def rsa_private(module, pin):
+def user_session(module, pin):
+    """The module loaded and initialised, a read-only session on slot 0,
+    logged in as the user (its result printed as "login")."""
     lib = load(module)
     h = UL()
     call(lib, "C_Initialize", None)
     call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION), None, None, ctypes.byref(h))
     show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    return lib, h
+
+
+def rsa_private(module, pin):
+    lib, h = user_session(module, pin)
     t, keep = template([(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_KEY_TYPE, CKK_RSA)])
     call(lib, "C_FindObjectsInit", h, t, UL(2))
     objs, n = (UL * 8)(), UL()
@@ -413,11 +417,7 @@ CKM_EDDSA, CKK_EC_EDWARDS, CKA_ID = 0x1057, 0x40, 0x102
 
 
 def eddsa(module, pin):
-    lib = load(module)
-    h = UL()
-    call(lib, "C_Initialize", None)
-    call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION), None, None, ctypes.byref(h))
-    show("login", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    lib, h = user_session(module, pin)
     keys = {}
     for cls in (CKO_PRIVATE_KEY, 2):
         t, keep = template([(CKA_CLASS, cls), (CKA_KEY_TYPE, CKK_EC_EDWARDS), (CKA_ID, b"\x05")])
@@ -463,7 +463,6 @@ def eddsa(module, pin):
     call(lib, "C_Finalize", None)
 
 
-<<<<<<< HEAD
 def functions(module, pin):
     lib = load(module)
     h, n = UL(), UL(8)
@@ -499,7 +498,9 @@ def functions(module, pin):
     show("digest-encrypt-update", call(lib, "C_DigestEncryptUpdate", h, b"data", UL(4), out, ctypes.byref(out_len)))
     show("wait-for-slot-event", call(lib, "C_WaitForSlotEvent", UL(1), ctypes.byref(UL()), None))  # CKF_DONT_BLOCK
     show("function-status", call(lib, "C_GetFunctionStatus", h))
-=======
+    call(lib, "C_Finalize", None)
+
+
 CKA_ID, CKA_TRUSTED, CKA_ENCRYPT, CKA_DECRYPT = 0x102, 0x86, 0x104, 0x105
 CKA_WRAP, CKA_UNWRAP, CKA_SIGN, CKA_VERIFY = 0x106, 0x107, 0x108, 0x10A
 CKA_MODULUS, CKA_MODULUS_BITS, CKA_PUBLIC_EXPONENT, CKA_VALUE_LEN = 0x120, 0x121, 0x122, 0x161
@@ -668,7 +669,6 @@ def move_unwrap(module, pin, in_dir):
     print("moved-aes", battrs(lib, h, aes, attrs), f"value=0x{value_rv(lib, h, aes):x}")
     print("moved-ec", battrs(lib, h, ec, attrs), f"value=0x{value_rv(lib, h, ec):x}")
     # The transport key is a session key: gone at C_Finalize.
->>>>>>> p11move
     call(lib, "C_Finalize", None)
 
 
