@@ -443,7 +443,7 @@ aes_both() {
 	done
 	# The token takes no seed from a caller (0x120
 	# CKR_RANDOM_SEED_NOT_SUPPORTED) and has no slot events (0x54);
-	# SoftHSM2 takes the seed and answers CKR_NO_EVENT (0x8).
+	# SoftHSM2 takes that seed and answers CKR_NO_EVENT (0x8).
 	run diff "$TMP/cloak.functions" "$TMP/softhsm.functions"
 	[ "$output" = "$(printf '%s\n' 10c10 '< seed-random 0x120' --- '> seed-random 0x0' 14c14 \
 		'< wait-for-slot-event 0x54' --- '> wait-for-slot-event 0x8')" ] || { echo "$output"; return 1; }

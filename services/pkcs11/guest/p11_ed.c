@@ -44,7 +44,7 @@ bool p11_ed_sign(const struct p11_object *k, const uint8_t *msg, size_t len, uin
 	const uint8_t *seed = p11_obj_attr(k, CKA_VALUE, &slen);
 	if (!seed || slen != P11_ED_KEY)
 		return false;
-	/* libsodium's secret key: the seed and the public key it gives. */
+	/* libsodium's secret key: its seed and the public key it gives. */
 	uint8_t pk[crypto_sign_ed25519_PUBLICKEYBYTES], sk[crypto_sign_ed25519_SECRETKEYBYTES];
 	crypto_sign_ed25519_seed_keypair(pk, sk, seed);
 	bool ok = !crypto_sign_ed25519_detached(sig, NULL, msg, len, sk);

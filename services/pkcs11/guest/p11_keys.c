@@ -708,7 +708,7 @@ static CK_RV rsa_keygen(struct p11_call *c, struct p11_session *s, const struct 
 }
 
 /* CKM_EC_EDWARDS_KEY_PAIR_GEN: a template must name Ed25519 (either
- * CKA_EC_PARAMS form, p11_ed.h; SoftHSM2 wants one too); the seed comes
+ * CKA_EC_PARAMS form, p11_ed.h; SoftHSM2 wants one too); its seed comes
  * from the guest's own entropy, the public key from libsodium. */
 static CK_RV ed_keygen(struct p11_call *c, const struct p11_template *pub, const struct p11_template *priv)
 {
