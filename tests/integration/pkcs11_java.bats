@@ -78,10 +78,11 @@ kt() {
 		-providername "SunPKCS11-$name" -storepass "$PIN"
 }
 
-# private_key NAME ID: pkcs11-tool -O's lines for token NAME's private key
-# of CKA_ID ID (hex), its label line left out.
+# private_key NAME ID: the lines of pkcs11-tool -O on token NAME (kept in
+# $TMP/NAME.objects) for its private key of CKA_ID ID (hex), its label
+# line left out.
 private_key() {
-	on "$1" -O 2> /dev/null | grep -A4 '^Private Key Object' | grep -B2 -A2 "^  ID: *$2\$" | grep -v 'label:'
+	grep -A4 '^Private Key Object' "$TMP/$1.objects" | grep -B2 -A2 "^  ID: *$2\$" | grep -v 'label:'
 }
 
 @test "keytool through SunPKCS11: a key and certificate pkcs11-tool put on the token are listed; -genkeypair makes a P-256 key in the token and copies it to it (C_CopyObject); a new keytool -list and pkcs11-tool -O find it, on both tokens" {
