@@ -12,3 +12,13 @@ $(O)/tests/p11_host_token: services/pkcs11/testing/p11_host_token.c $(P11_HOST_O
 	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) $(P11_CFLAGS) -o $@ $< $(P11_HOST_OBJ) \
 		-l:libbearssl.a -l:libmbedcrypto.a -l:libsodium.a $(NETTLE_LIBS)
 ALL_TARGETS += $(O)/tests/p11_host_token
+# pkcs11_java.bats's Java program (services/pkcs11/testing/P11Java.java),
+# compiled here once where a JDK is, so that the suite starts one JVM per
+# token and no compiler (the SVM tier emulates the CPU: javac there costs
+# more than the program). Without javac the suite runs the source itself.
+ifneq ($(shell command -v javac 2>/dev/null),)
+$(O)/tests/java/P11Java.class: services/pkcs11/testing/P11Java.java
+	@mkdir -p $(dir $@)
+	javac -d $(dir $@) $<
+ALL_TARGETS += $(O)/tests/java/P11Java.class
+endif
