@@ -82,6 +82,7 @@ attach() {
 	# what was written through the key file.
 	run attach
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	grep -qxF "Successfully derived key with security token." <<<"$output" || { echo "$output"; return 1; }
 	[ -b "/dev/mapper/$VOLUME" ] || { echo "no /dev/mapper/$VOLUME: $output"; return 1; }
 	cmp -n 1048576 "$STATE/luks.known" "/dev/mapper/$VOLUME"
 	run timeout 60 "$CRYPTSETUP" detach "$VOLUME"
@@ -90,5 +91,6 @@ attach() {
 	# A wrong PIN: the token refuses the login, the volume stays locked.
 	run attach wrong-pin-0000
 	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+	grep -qxF "PIN for token '$DISK' is incorrect, please try again." <<<"$output" || { echo "$output"; return 1; }
 	[ ! -e "/dev/mapper/$VOLUME" ] || { echo "attached with a wrong PIN: $output"; return 1; }
 }
