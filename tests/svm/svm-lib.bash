@@ -7,13 +7,14 @@
 # (modinfo's depends= and softdep=, resolved by depmod and modprobe) and
 # leaves out those a kernel has built in. kvm_amd is the point;
 # the rest mount the shared directories (virtio-9p) and /tmp (ext4 on
-# virtio-blk).
+# virtio-blk), and open a LUKS2 image on the token's key (loop, dm_crypt
+# and xts, for pkcs11_cryptenroll.bats and the system VM's luks.bats).
 # mkfs.ext4, modinfo, depmod and modprobe live in sbin, which an ordinary
 # user's PATH leaves out; each works on files of the user's own.
 case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
 export PATH
 
-SVM_MODULES="kvm_amd virtio_pci 9pnet_virtio 9p virtio_blk ext4"
+SVM_MODULES="kvm_amd virtio_pci 9pnet_virtio 9p virtio_blk ext4 loop dm_crypt xts"
 export SVM_MODULES
 
 svm_cache_dir() {
