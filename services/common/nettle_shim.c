@@ -78,3 +78,31 @@ NO_AES(nettle_aes192_encrypt)
 NO_AES(nettle_aes192_decrypt)
 NO_AES(nettle_aes256_encrypt)
 NO_AES(nettle_aes256_decrypt)
+
+/* The token's RSA signatures (p11_rsa.c) use Nettle's PKCS#1 and PSS
+ * code, which hashes with Nettle's SHA-1 and SHA-2 and masks with its
+ * memxor: three functions that Nettle's fat build picks at run time in
+ * fat-x86_64.o (getenv again). They go straight to Nettle's plain x86-64
+ * code, the choice fat-x86_64.o makes on a CPU without SHA extensions or
+ * SSE2 preference: general registers only, as the guests are built. */
+void _nettle_sha256_compress(unsigned *state, const unsigned char *input, const unsigned *k);
+void _nettle_sha256_compress_x86_64(unsigned *state, const unsigned char *input, const unsigned *k);
+void nettle_sha1_compress(unsigned *state, const unsigned char *input);
+void _nettle_sha1_compress_x86_64(unsigned *state, const unsigned char *input);
+void *nettle_memxor(void *dst, const void *src, size_t n);
+void *_nettle_memxor_x86_64(void *dst, const void *src, size_t n);
+
+void _nettle_sha256_compress(unsigned *state, const unsigned char *input, const unsigned *k)
+{
+	_nettle_sha256_compress_x86_64(state, input, k);
+}
+
+void nettle_sha1_compress(unsigned *state, const unsigned char *input)
+{
+	_nettle_sha1_compress_x86_64(state, input);
+}
+
+void *nettle_memxor(void *dst, const void *src, size_t n)
+{
+	return _nettle_memxor_x86_64(dst, src, n);
+}

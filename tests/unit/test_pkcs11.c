@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <gmp.h>
 
 #include <bearssl.h>
 #include <openssl/core_names.h>
@@ -645,6 +646,51 @@ static void rsa_sign_verify(EVP_PKEY *pk, uint64_t key, CK_MECHANISM_TYPE mech, 
 	assert_int_equal(rsa_verify(pk, hash, salt, sig, len), 1);
 	sig[len / 2] ^= 1; /* the control: a changed signature does not verify */
 	assert_int_not_equal(rsa_verify(pk, hash, salt, sig, len), 1);
+}
+
+/* GMP's allocator as the token finds it: counts the blocks freed, and
+ * those that still held a nonzero byte when they came back. */
+static void *(*real_alloc)(size_t);
+static void *(*real_realloc)(void *, size_t, size_t);
+static void (*real_free)(void *, size_t);
+static unsigned gmp_freed, gmp_freed_dirty;
+
+static void check_free(void *p, size_t n)
+{
+	gmp_freed++;
+	for (size_t i = 0; i < n; i++)
+		if (((const uint8_t *)p)[i]) {
+			gmp_freed_dirty++;
+			break;
+		}
+	real_free(p, n);
+}
+
+/* An RSA signature on Nettle keeps the key and its arithmetic in GMP's
+ * heap blocks: each comes back to the allocator wiped (p11_rsa.c), and
+ * the allocator the token found is the one left in place after. */
+static void test_rsa_sign_wipes(void **state)
+{
+	rsa_keygen(2048, CKR_OK);
+	EVP_PKEY *pk = rsa_pubkey(pub);
+	mp_get_memory_functions(&real_alloc, &real_realloc, &real_free);
+	mp_set_memory_functions(real_alloc, real_realloc, check_free);
+	mpz_t control;
+	mpz_init_set_ui(control, 1);
+	mpz_mul_2exp(control, control, 4096); /* the control: a block freed unwiped */
+	mpz_clear(control);
+	assert_int_equal(gmp_freed, 1);
+	assert_int_equal(gmp_freed_dirty, 1);
+	gmp_freed = gmp_freed_dirty = 0;
+	rsa_sign_verify(pk, priv, CKM_SHA256_RSA_PKCS, CKM_SHA256, -1, false);
+	rsa_sign_verify(pk, priv, CKM_RSA_PKCS_PSS, CKM_SHA256, 32, false);
+	void (*after)(void *, size_t);
+	mp_get_memory_functions(NULL, NULL, &after);
+	mp_set_memory_functions(real_alloc, real_realloc, real_free);
+	assert_true(after == check_free);
+	assert_true(gmp_freed > 10);
+	assert_int_equal(gmp_freed_dirty, 0);
+	EVP_PKEY_free(pk);
 }
 
 static void test_rsa_sign(void **state)
@@ -2496,6 +2542,7 @@ int main(void)
 		cmocka_unit_test_setup(test_apps_evicted, setup),
 		cmocka_unit_test_setup(test_blob, setup),
 		cmocka_unit_test_setup(test_rsa_sign, setup),
+		cmocka_unit_test_setup(test_rsa_sign_wipes, setup),
 		cmocka_unit_test_setup(test_rsa_attrs_import, setup),
 		cmocka_unit_test_setup(test_rsa_decrypt, setup),
 		cmocka_unit_test_setup(test_aes_modes, setup),

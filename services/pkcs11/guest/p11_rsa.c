@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: ISC */
-/* RSA keys on Mbed TLS: see p11_rsa.h. */
+/* RSA keys on Mbed TLS, signatures on Nettle: see p11_rsa.h. */
 #include "p11_rsa.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include <nettle/bignum.h>
+#include <nettle/pss.h>
+#include <nettle/rsa.h>
+#include <nettle/sha1.h>
+#include <nettle/sha2.h>
+
+#include "wipe.h"
 
 #ifdef CLOAK_RT_STDIO_H
 /* The guest's <stdio.h> has no streams; Mbed TLS's headers only name
@@ -185,17 +193,108 @@ unsigned p11_rsa_bits(const struct p11_rsa_key *k)
 	return bits;
 }
 
+/* Signatures on Nettle's RSA (docs/pkcs11.md, "Crypto libraries"): its
+ * _tr functions compute the root with rsa_sec_compute_root (GMP's mpn_sec
+ * functions, side-channel silent by Nettle's manual), blinded with the
+ * caller's random source, and check the result against the public key
+ * before it leaves. Nettle keeps its integers in GMP's mpz, on the heap:
+ * while a signature runs, GMP's allocator wipes every block it frees (and
+ * a block it moves), so no part of the key or of the computation stays
+ * behind in freed memory. */
+static void *(*gmp_alloc)(size_t);
+static void *(*gmp_realloc)(void *, size_t, size_t);
+static void (*gmp_free)(void *, size_t);
+
+static void wiping_free(void *p, size_t n)
+{
+	wipe(p, n);
+	gmp_free(p, n);
+}
+
+static void *wiping_realloc(void *p, size_t old, size_t n)
+{
+	void *q = gmp_alloc(n);
+	memcpy(q, p, old < n ? old : n);
+	wiping_free(p, old);
+	return q;
+}
+
+static void nettle_rng(void *drbg, size_t len, uint8_t *out)
+{
+	br_hmac_drbg_generate(drbg, out, len);
+}
+
+struct nettle_rsa {
+	struct rsa_public_key pub;
+	struct rsa_private_key key;
+};
+
+/* Nettle's key from the stored parts (all eight, which p11_rsa_import
+ * and p11_rsa_keygen checked and completed), GMP's wiping allocator on.
+ * nettle_rsa_done undoes both, whatever this returned. */
+static bool nettle_load(struct nettle_rsa *r, const struct p11_rsa_key *k)
+{
+	mp_get_memory_functions(&gmp_alloc, &gmp_realloc, &gmp_free);
+	mp_set_memory_functions(gmp_alloc, wiping_realloc, wiping_free);
+	rsa_public_key_init(&r->pub);
+	rsa_private_key_init(&r->key);
+	mpz_ptr x[P11_RSA_PARTS] = { r->pub.n, r->pub.e, r->key.d, r->key.p, r->key.q, r->key.a, r->key.b, r->key.c };
+	for (int i = 0; i < P11_RSA_PARTS; i++) {
+		if (!k->v[i] || !k->len[i] || k->len[i] > P11_RSA_BYTES_MAX)
+			return false;
+		mpz_import(x[i], k->len[i], 1, 1, 1, 0, k->v[i]);
+	}
+	return rsa_public_key_prepare(&r->pub) && rsa_private_key_prepare(&r->key) &&
+	       r->pub.size == (p11_rsa_bits(k) + 7) / 8 && p11_rsa_bits(k) >= P11_RSA_BITS_MIN &&
+	       p11_rsa_bits(k) <= P11_RSA_BITS_MAX;
+}
+
+static void nettle_done(struct nettle_rsa *r)
+{
+	rsa_private_key_clear(&r->key);
+	rsa_public_key_clear(&r->pub);
+	mp_set_memory_functions(gmp_alloc, gmp_realloc, gmp_free);
+}
+
+/* The signature s, as long as the modulus in bytes, at sig. */
+static void nettle_put(const struct nettle_rsa *r, mpz_t s, uint8_t *sig)
+{
+	nettle_mpz_get_str_256(r->pub.size, sig, s);
+}
+
 bool p11_rsa_sign_pkcs1(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
 			const uint8_t *in, size_t len, uint8_t *sig)
 {
 	mbedtls_md_type_t md = md_of(hash);
 	if (hash && (md == MBEDTLS_MD_NONE || len != p11_rsa_hash_len(hash)))
 		return false;
-	mbedtls_rsa_context ctx;
-	bool ok = load(&ctx, k, true) && (hash || len + 11 <= mbedtls_rsa_get_len(&ctx)) &&
-		  !mbedtls_rsa_rsassa_pkcs1_v15_sign(&ctx, rng, drbg, MBEDTLS_RSA_PRIVATE, md, (unsigned)len, in,
-						     sig);
-	mbedtls_rsa_free(&ctx);
+	if (hash == CKM_SHA384) {
+		/* Nettle 3.8 has no PKCS#1 v1.5 signature with SHA-384: Mbed
+		 * TLS's, blinded (docs/pkcs11.md). */
+		mbedtls_rsa_context ctx;
+		bool ok = load(&ctx, k, true) &&
+			  !mbedtls_rsa_rsassa_pkcs1_v15_sign(&ctx, rng, drbg, MBEDTLS_RSA_PRIVATE, md,
+							     (unsigned)len, in, sig);
+		mbedtls_rsa_free(&ctx);
+		return ok;
+	}
+	struct nettle_rsa r;
+	mpz_t s;
+	bool ok = nettle_load(&r, k);
+	mpz_init(s);
+	if (ok) {
+		switch (hash) {
+		case CKM_SHA_1: ok = rsa_sha1_sign_digest_tr(&r.pub, &r.key, drbg, nettle_rng, in, s); break;
+		case CKM_SHA256: ok = rsa_sha256_sign_digest_tr(&r.pub, &r.key, drbg, nettle_rng, in, s); break;
+		case CKM_SHA512: ok = rsa_sha512_sign_digest_tr(&r.pub, &r.key, drbg, nettle_rng, in, s); break;
+		default: /* CKM_RSA_PKCS: in is the DigestInfo (at most k - 11 bytes, or Nettle refuses) */
+			ok = rsa_pkcs1_sign_tr(&r.pub, &r.key, drbg, nettle_rng, len, in, s);
+		}
+	}
+	if (ok)
+		nettle_put(&r, s, sig);
+	mpz_clear(s);
+	nettle_done(&r);
 	return ok;
 }
 
@@ -209,16 +308,31 @@ size_t p11_rsa_pss_salt_max(const struct p11_rsa_key *k, CK_MECHANISM_TYPE hash)
 bool p11_rsa_sign_pss(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, CK_MECHANISM_TYPE hash,
 		      size_t salt, const uint8_t *h, size_t hlen, uint8_t *sig)
 {
-	mbedtls_md_type_t md = md_of(hash);
-	if (md == MBEDTLS_MD_NONE || hlen != p11_rsa_hash_len(hash) || salt > p11_rsa_pss_salt_max(k, hash))
+	const struct nettle_hash *nh = hash == CKM_SHA_1    ? &nettle_sha1
+				       : hash == CKM_SHA256 ? &nettle_sha256
+				       : hash == CKM_SHA384 ? &nettle_sha384
+				       : hash == CKM_SHA512 ? &nettle_sha512
+							    : NULL;
+	if (!nh || hlen != p11_rsa_hash_len(hash) || salt > p11_rsa_pss_salt_max(k, hash))
 		return false;
-	mbedtls_rsa_context ctx;
-	bool ok = load(&ctx, k, true);
-	if (ok) {
-		mbedtls_rsa_set_padding(&ctx, MBEDTLS_RSA_PKCS_V21, md);
-		ok = !mbedtls_rsa_rsassa_pss_sign_ext(&ctx, rng, drbg, md, (unsigned)hlen, h, (int)salt, sig);
-	}
-	mbedtls_rsa_free(&ctx);
+	/* RFC 8017 9.1.1 with MGF1 of the same hash: Nettle's encoding (as
+	 * its rsa_pss_sha256_sign_digest_tr does it, for any of the four
+	 * hashes), then its blinded, checked root. */
+	uint8_t salt_bytes[P11_RSA_BYTES_MAX];
+	br_hmac_drbg_generate(drbg, salt_bytes, salt);
+	struct nettle_rsa r;
+	mpz_t m, s;
+	bool ok = nettle_load(&r, k);
+	mpz_init(m);
+	mpz_init(s);
+	ok = ok && pss_encode_mgf1(m, mpz_sizeinbase(r.pub.n, 2) - 1, nh, salt, salt_bytes, h) &&
+		  rsa_compute_root_tr(&r.pub, &r.key, drbg, nettle_rng, s, m);
+	if (ok)
+		nettle_put(&r, s, sig);
+	mpz_clear(m);
+	mpz_clear(s);
+	nettle_done(&r);
+	wipe(salt_bytes, salt);
 	return ok;
 }
 

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * RSA keys for the token, on Mbed TLS's RSA (key generation, key checks,
- * PKCS#1 v1.5 and PSS signatures, OAEP decryption): Debian's BearSSL 0.6
- * has no PSS, and TLS 1.3 with an RSA key needs it (docs/pkcs11.md).
+ * RSA keys for the token: key generation, key checks, OAEP and PKCS#1
+ * v1.5 decryption, encryption and verification on Mbed TLS (Debian's
+ * BearSSL 0.6 has no PSS, and TLS 1.3 with an RSA key needs it); private
+ * keys' signatures, PKCS#1 v1.5 and PSS, on Nettle's side-channel-silent
+ * root (GMP's mpn_sec functions), which signs faster than Mbed TLS's
+ * (docs/pkcs11.md, its benchmark), except PKCS#1 v1.5 with SHA-384,
+ * which Nettle 3.8 lacks.
  *
  * A key is the PKCS#11 attributes' big-endian values, viewed in place
  * (struct p11_rsa_key): a private key's eight parts, or a public key's
- * first two. Every call builds Mbed TLS's context from them and frees it
- * again (Mbed TLS zeroes its integers when it frees them). No I/O.
+ * first two. Every call builds Mbed TLS's context or Nettle's keys from
+ * them and frees them again (Mbed TLS zeroes its integers when it frees
+ * them; for Nettle, p11_rsa.c's allocator does). No I/O.
  */
 #ifndef P11_RSA_H
 #define P11_RSA_H
