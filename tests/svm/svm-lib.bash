@@ -206,3 +206,65 @@ svm_boot_failure() {
 		echo "QEMU exited $1: $(tail -1 "${3%/*}/qemu.err" 2>/dev/null)"
 	fi
 }
+
+# svm_summarize KDIR [PART]: one line for the kernel's run (of PART), in
+# run-tests form, into the array final; also echoes each backend's line.
+# Reads $results (run-svm's results directory) and $mode; sets rc=1 on any
+# failure.
+svm_summarize() {
+	local kd=$1 part=${2:-} abi ver od p=0 f=0 s=0 parts=() line
+	read -r abi ver <"$kd/version"
+	od=$results/$abi${part:+.$part}
+	abi=$abi${part:+ $part}
+	[ -f "$od/boot" ] && echo "svm $abi: $(cat "$od/boot")"
+	if [ -s "$od/failed" ]; then
+		echo "svm $abi: FAILED: $(cat "$od/failed")"
+		f=$((f + 1))
+	fi
+	if [ "$mode" = bench ]; then
+		if [ -s "$od/bench.md" ] && [ "$(cat "$od/exit" 2>/dev/null)" = 0 ]; then
+			p=$((p + 1))
+			printf '\nHost load average at the end (outside the VM): %s.\n' \
+				"$(cut -d' ' -f1-3 /proc/loadavg)" >>"$od/bench.md"
+		else
+			f=$((f + 1))
+		fi
+		parts+=("benchmarks: $od/bench.md")
+	elif [ ! -s "$od/summary" ]; then
+		[ -s "$od/failed" ] || f=$((f + 1))
+		parts+=("no results")
+	else
+		while IFS= read -r line; do
+			echo "svm $abi: $line"
+			if [[ $line =~ ^([a-z-]+):\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+				p=$((p + BASH_REMATCH[2])) f=$((f + BASH_REMATCH[3])) s=$((s + BASH_REMATCH[4]))
+				parts+=("${BASH_REMATCH[1]}")
+			elif [[ $line == *": not applicable:"* ]]; then
+				parts+=("${line%%:*} n/a")
+			elif [[ $line == "cloak check: passed"* || $line == "make demo: passed"* ]]; then
+				p=$((p + 1))
+				parts+=("${line%%:*}")
+			else
+				f=$((f + 1))
+				parts+=("${line%%:*} FAILED")
+			fi
+		done <"$od/summary"
+	fi
+	((f == 0)) || rc=1
+	local list
+	list=$(printf '%s, ' "${parts[@]}")
+	final+=("svm $abi ($ver): $p passed, $f failed, $s skipped (${list%, }) in $(cat "$od/seconds" 2>/dev/null || echo '?') s")
+}
+
+# svm_run KDIR MODE SHARD PART KERNEL: one of run-svm's runs, as a line
+# (SHARD or PART may be empty; KERNEL as given, e.g. 7@trixie-backports).
+svm_run() { printf '%s|%s|%s|%s|%s\n' "$1" "$2" "$3" "$4" "$5"; }
+
+# svm_summarize_runs RUN...: svm_summarize for each run (svm_run), in order.
+svm_summarize_runs() {
+	local r kd part
+	for r in "$@"; do
+		IFS='|' read -r kd _ _ part _ <<<"$r"
+		svm_summarize "$kd" "$part"
+	done
+}

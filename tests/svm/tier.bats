@@ -3,7 +3,8 @@
 # The SVM tier's own logic, on the host (no VM, no network): the apt entry
 # it derives for another suite, the backend a test run selects, the kind
 # of KVM the suites detect, what the tier does when it cannot run, and how
-# its VM takes the mutants staged beside the host's (run-mutants --staged).
+# its VM takes the mutants staged beside the host's (run-mutants --staged),
+# and the summary check-svm ends with.
 bats_require_minimum_version 1.5.0
 load ../integration/helpers
 
@@ -178,4 +179,45 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	[ "$(grep '^MUTANT' <<<"$output")" = "$(printf 'MUTANT\tb\tbad\tNOT CAUGHT by %s' "$T/pass.bats")" ] ||
 		{ echo "$output"; return 1; }
+}
+
+@test "check-svm's summary: one line a run, its parts' counts added up, a part with no results a failure" {
+	# What run-svm prints last, from each VM's summary file (a pool of the
+	# default parts' shapes: a key service's, the system suite's, a demo).
+	results=$T/svm mode=check
+	k7=$T/k7 k61=$T/k61
+	mkdir -p "$k7" "$k61"
+	echo "7.3.4+deb13-amd64 7.3.4-1~bpo13+1" >"$k7/version"
+	echo "6.1.0-57-amd64 6.1.192-3" >"$k61/version"
+	mkdir -p "$results/7.3.4+deb13-amd64.token" "$results/7.3.4+deb13-amd64.system" \
+		"$results/7.3.4+deb13-amd64.agent" "$results/6.1.0-57-amd64"
+	printf '%s\n' "secret: not applicable: exit 249: cloak: no" "gmem: 44 passed, 0 failed, 1 skipped in 756 s" \
+		>"$results/7.3.4+deb13-amd64.token/summary"
+	echo 767 >"$results/7.3.4+deb13-amd64.token/seconds"
+	printf '%s\n' "install: 4 passed, 0 failed, 0 skipped in 61 s" "lifecycle: 4 passed, 1 failed, 0 skipped in 229 s" \
+		>"$results/7.3.4+deb13-amd64.system/summary"
+	printf '%s\n' "make demo: passed (exit 0, backend shared)" "demo: 4 passed, 0 failed, 0 skipped" \
+		"cloak check: passed (exit 1, default none)" >"$results/6.1.0-57-amd64/summary"
+	final=() rc=0
+	runs=("$(svm_run "$k7" check "" token 7@trixie-backports:token)"
+		"$(svm_run "$k7" system "" system 7@trixie-backports:system)"
+		"$(svm_run "$k7" check "" agent 7@trixie-backports:agent)"
+		"$(svm_run "$k61" demo "" "" 6.1:demo)")
+	svm_summarize_runs "${runs[@]}" >/dev/null
+	[ "$rc" = 1 ]
+	[ "${#final[@]}" = 4 ]
+	[ "${final[0]}" = "svm 7.3.4+deb13-amd64 token (7.3.4-1~bpo13+1): 44 passed, 0 failed, 1 skipped (secret n/a, gmem) in 767 s" ] ||
+		{ printf '%s\n' "${final[@]}"; return 1; }
+	[ "${final[1]}" = "svm 7.3.4+deb13-amd64 system (7.3.4-1~bpo13+1): 8 passed, 1 failed, 0 skipped (install, lifecycle) in ? s" ] ||
+		{ printf '%s\n' "${final[@]}"; return 1; }
+	[ "${final[2]}" = "svm 7.3.4+deb13-amd64 agent (7.3.4-1~bpo13+1): 0 passed, 1 failed, 0 skipped (no results) in ? s" ] ||
+		{ printf '%s\n' "${final[@]}"; return 1; }
+	[ "${final[3]}" = "svm 6.1.0-57-amd64 (6.1.192-3): 6 passed, 0 failed, 0 skipped (make demo, demo, cloak check) in ? s" ] ||
+		{ printf '%s\n' "${final[@]}"; return 1; }
+	# With every part's results there and passing, rc stays 0.
+	echo "gmem: 25 passed, 0 failed, 1 skipped in 304 s" >"$results/7.3.4+deb13-amd64.agent/summary"
+	echo "lifecycle: 5 passed, 0 failed, 0 skipped in 229 s" >"$results/7.3.4+deb13-amd64.system/summary"
+	final=() rc=0
+	svm_summarize_runs "${runs[@]}" >/dev/null
+	[ "$rc" = 0 ] || { printf '%s\n' "${final[@]}"; return 1; }
 }
