@@ -4,7 +4,7 @@
 # with an emulated SVM CPU), on Debian's stock kernels. SVM_KERNELS picks
 # kernels and parts (e.g. SVM_KERNELS="6.12 7@trixie-backports 6.1:demo";
 # :demo runs make demo and cloak check only, tests/svm/demo-in-vm; :base,
-# :token and :agent share one kernel's steps out over VMs; the default is
+# :kernel, :token and :agent share one kernel's steps out over VMs; the default is
 # in tests/svm/run-svm and docs/svm-tier.md).
 .PHONY: check-svm bench-svm
 check-svm: all

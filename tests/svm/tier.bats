@@ -144,11 +144,11 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" ] || { echo "$output"
 	[[ "$output" == "check-svm: FAILED: no 7 kernel: "* ]] || { echo "$output"; return 1; }
 }
 
-@test "a kernel's part is demo, base, token, agent or system; any other is a one-line error before a VM starts" {
+@test "a kernel's part is demo, base, kernel, token, agent or system; any other is a one-line error before a VM starts" {
 	need_cmd qemu-system-x86_64 qemu-system-x86
 	run "$ROOT/tests/svm/run-svm" 7@trixie-backports:bogus
 	[ "$status" -eq 1 ]
-	[ "$output" = "run-svm: unknown part :bogus in 7@trixie-backports:bogus (demo, base, agent, token or system)" ] ||
+	[ "$output" = "run-svm: unknown part :bogus in 7@trixie-backports:bogus (demo, base, kernel, agent, token or system)" ] ||
 		{ echo "$output"; return 1; }
 }
 
