@@ -16,7 +16,6 @@ bats_require_minimum_version 1.5.0
 load helpers
 load "$ROOT/services/pkcs11/testing/pkcs11_helpers"
 
-SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
 CRYPTSETUP=/lib/systemd/systemd-cryptsetup
 # Where p11-kit reads the system's module files (Debian's p11-kit 0.24).
 P11KIT_MODULES=/usr/share/p11-kit/modules
@@ -67,15 +66,8 @@ with_modules() {
 # (label peer), each initialised with the same PINs, and the module files
 # that name them.
 start_both() {
-	start_memory_token || return 1
-	init_token > /dev/null 2>&1 || return 1
-	mkdir "$TMP/softhsm" "$TMP/modules"
-	printf 'directories.tokendir = %s\nobjectstore.backend = file\n' "$TMP/softhsm" > "$TMP/softhsm.conf"
-	export SOFTHSM2_CONF=$TMP/softhsm.conf
-	timeout 60 pkcs11-tool --module "$SOFTHSM" --init-token --slot-index 0 --label peer \
-		--so-pin "$SO_PIN" > /dev/null 2>&1 || return 1
-	timeout 60 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --login-type so \
-		--so-pin "$SO_PIN" --init-pin --new-pin "$PIN" > /dev/null 2>&1 || return 1
+	start_with_peer || return 1
+	mkdir "$TMP/modules"
 	printf 'module: %s\n' "$MODULE" > "$TMP/modules/cloak-pkcs11.module"
 	printf 'module: %s\n' "$SOFTHSM" > "$TMP/modules/softhsm2.module"
 }

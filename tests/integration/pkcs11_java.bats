@@ -13,7 +13,6 @@ bats_require_minimum_version 1.5.0
 load helpers
 load "$ROOT/services/pkcs11/testing/pkcs11_helpers"
 
-SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
 JAVA_SRC=$ROOT/services/pkcs11/testing/P11Java.java
 JAVA_CLASSES=$ROOT/$O/tests/java
 # The JVM's flags for a short run: the interpreter only (no compiler
@@ -42,15 +41,7 @@ teardown() {
 # SunPKCS11 configuration for each, $TMP/NAME.cfg (the first slot with a
 # token: the cloak token's one slot, SoftHSM2's initialised one).
 start_both() {
-	start_memory_token || return 1
-	init_token > /dev/null 2>&1 || return 1
-	mkdir "$TMP/softhsm"
-	printf 'directories.tokendir = %s\nobjectstore.backend = file\n' "$TMP/softhsm" > "$TMP/softhsm.conf"
-	export SOFTHSM2_CONF=$TMP/softhsm.conf
-	timeout 60 pkcs11-tool --module "$SOFTHSM" --init-token --slot-index 0 --label peer \
-		--so-pin "$SO_PIN" > /dev/null 2>&1 || return 1
-	timeout 60 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --login-type so \
-		--so-pin "$SO_PIN" --init-pin --new-pin "$PIN" > /dev/null 2>&1 || return 1
+	start_with_peer || return 1
 	printf 'name = cloak\nlibrary = %s\nslotListIndex = 0\n' "$MODULE" > "$TMP/cloak.cfg"
 	printf 'name = softhsm\nlibrary = %s\nslotListIndex = 0\n' "$SOFTHSM" > "$TMP/softhsm.cfg"
 }

@@ -13,7 +13,6 @@ bats_require_minimum_version 1.5.0
 load helpers
 load "$ROOT/services/pkcs11/testing/pkcs11_helpers"
 
-SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
 ENGINE=/usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so
 VECTORS=$ROOT/services/pkcs11/testing/p11_vectors.py
 # Debian's python3-pykcs11 installs for Debian's own python3, which a
@@ -31,20 +30,6 @@ teardown() {
 	wait 2>/dev/null
 	rm -rf "$TMP"
 	true
-}
-
-# start_both: the cloak token (label cloak-test) and a SoftHSM2 token
-# (label peer), each initialised with the same SO and user PINs.
-start_both() {
-	start_memory_token || return 1
-	init_token > /dev/null 2>&1 || return 1
-	mkdir "$TMP/softhsm"
-	printf 'directories.tokendir = %s\nobjectstore.backend = file\n' "$TMP/softhsm" > "$TMP/softhsm.conf"
-	export SOFTHSM2_CONF=$TMP/softhsm.conf
-	timeout 60 pkcs11-tool --module "$SOFTHSM" --init-token --slot-index 0 --label peer \
-		--so-pin "$SO_PIN" > /dev/null 2>&1 || return 1
-	timeout 60 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --login-type so \
-		--so-pin "$SO_PIN" --init-pin --new-pin "$PIN" > /dev/null 2>&1
 }
 
 # on NAME ARGS...: pkcs11-tool logged in on the token NAME (cloak or
@@ -90,7 +75,7 @@ listed() {
 }
 
 @test "pkcs11-tool -M: the token lists the 37 mechanisms docs/pkcs11.md names; SoftHSM2 lists all but ECDSA-SHA256, ECDSA-SHA384, ECDH1-COFACTOR-DERIVE and CKM_AES_KEY_WRAP_KWP" {
-	start_both
+	start_with_peer
 	doc_mechanisms > "$TMP/doc"
 	[ "$(wc -l < "$TMP/doc")" -eq 37 ] || { cat "$TMP/doc"; return 1; }
 	listed cloak > "$TMP/list.cloak"
@@ -135,7 +120,7 @@ aes_both() {
 }
 
 @test "pkcs11-tool AES: --keygen AES:32, --encrypt/--decrypt with AES-CBC-PAD, AES-CBC and AES-ECB; one imported key gives openssl enc's bytes on both tokens; each decrypts the other's" {
-	start_both
+	start_with_peer
 	head -c 32 /dev/urandom > "$TMP/k32"
 	head -c 4096 /dev/urandom > "$TMP/msg" # whole blocks, for CBC and ECB
 	run aes_both
@@ -171,7 +156,7 @@ aes_both() {
 }
 
 @test "pkcs11-tool --hash: SHA-1, SHA256, SHA384, SHA512 are sha*sum's on both tokens" {
-	start_both
+	start_with_peer
 	head -c 100000 /dev/urandom > "$TMP/msg"
 	local t m sum
 	for t in cloak softhsm; do
@@ -184,7 +169,7 @@ aes_both() {
 }
 
 @test "pkcs11-tool HMAC: --keygen GENERIC:32, SHA256-HMAC --sign and --verify on both tokens; a changed message is invalid" {
-	start_both
+	start_with_peer
 	echo "authenticated $RANDOM" > "$TMP/msg"
 	echo "not what was authenticated" > "$TMP/other"
 	local t
@@ -203,7 +188,7 @@ aes_both() {
 }
 
 @test "ECDH1-DERIVE: a P-256 key on each token and one of openssl's; every pair derives the same secret; pkcs11-tool's --derive works on SoftHSM2 and is refused by the token (a key both decrypting and unwrapping)" {
-	start_both
+	start_with_peer
 	local t
 	for t in cloak softhsm; do
 		on $t --keypairgen --key-type EC:prime256v1 --id 30 --label ecdh --usage-derive > /dev/null 2>&1
@@ -242,7 +227,7 @@ aes_both() {
 }
 
 @test "pkcs11-tool --wrap/--unwrap AES-KEY-WRAP: one KEK and key on both tokens give RFC 3394's bytes (openssl's); each unwraps the other's; the token's unwrapped key must be sensitive" {
-	start_both
+	start_with_peer
 	head -c 32 /dev/urandom > "$TMP/kek"
 	head -c 16 /dev/urandom > "$TMP/key"
 	local t kek key
@@ -289,7 +274,7 @@ aes_both() {
 }
 
 @test "pkcs11-tool --test --allow-sw with an RSA key: passes on the token, fails on SoftHSM2 (an OAEP label); --test-fork passes on the token and fails on SoftHSM2" {
-	start_both
+	start_with_peer
 	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/rsa.pem" 2> /dev/null
 	openssl pkey -in "$TMP/rsa.pem" -outform DER -out "$TMP/rsa.der"
 	openssl pkey -in "$TMP/rsa.pem" -pubout -outform DER -out "$TMP/rsapub.der"
@@ -331,7 +316,7 @@ aes_both() {
 
 @test "PyKCS11 known answers (SP 800-38A AES ECB/CBC/CTR, GCM test case 4, CMAC, RFC 3394 and 5649 key wrap, RFC 2202/4231 HMAC, FIPS 180 digests): the same on both tokens, and RFC 5649's own examples where the token lists CKM_AES_KEY_WRAP_KWP" {
 	need_native_cpu "and GCM's GHASH in Debian's BearSSL has SSE2 instructions KVM's emulator does not take"
-	start_both
+	start_with_peer
 	local t
 	for t in cloak softhsm; do
 		timeout 120 "$PY" "$VECTORS" "$(module_of $t)" "$PIN" > "$TMP/$t.kat" 2>&1 || { cat "$TMP/$t.kat"; return 1; }
@@ -351,7 +336,7 @@ aes_both() {
 
 @test "openssl through libp11's engine: pkeyutl -verify with the token's EC and RSA public keys; pkeyutl -encrypt to the token's RSA key (PKCS#1 v1.5, OAEP), decrypted in the token; the same on SoftHSM2" {
 	[ -f "$ENGINE" ] || { echo "no pkcs11 engine: apt-get install libengine-pkcs11-openssl"; return 1; }
-	start_both
+	start_with_peer
 	# An RSA-2048 key made by openssl, imported (a key pair made in the
 	# guest needs many candidate primes: pkcs11.bats makes one).
 	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/rsa.pem" 2> /dev/null
@@ -407,7 +392,7 @@ aes_both() {
 }
 
 @test "p11tool: --generate-privkey ECDSA, --export-pubkey and --test-sign on both tokens" {
-	start_both
+	start_with_peer
 	export GNUTLS_PIN=$PIN
 	local t uri
 	for t in cloak softhsm; do
@@ -430,7 +415,7 @@ aes_both() {
 }
 
 @test "the calls no stock tool makes (p11_probe.py functions): C_CopyObject, C_GetObjectSize, C_DigestKey alike on both tokens; C_SeedRandom and C_WaitForSlotEvent differ" {
-	start_both
+	start_with_peer
 	local t
 	for t in cloak softhsm; do
 		run timeout 120 python3 "$ROOT/services/pkcs11/testing/p11_probe.py" "$(module_of $t)" functions "$PIN"

@@ -6,6 +6,7 @@ MODULE=$ROOT/$O/pkcs11/libcloak-pkcs11.so
 P11_ELF=$ROOT/$O/services/pkcs11.elf
 SO_PIN=87654321
 PIN=123456
+SOFTHSM=/usr/lib/softhsm/libsofthsm2.so
 
 # p11 ARGS...: pkcs11-tool on the module, bounded in time.
 p11() {
@@ -29,6 +30,22 @@ start_memory_token() {
 init_token() {
 	p11 --init-token --label cloak-test --so-pin "$SO_PIN" || return 1
 	p11 --login --login-type so --so-pin "$SO_PIN" --init-pin --new-pin "$PIN"
+}
+
+# start_with_peer: the in-memory token (label cloak-test) and, beside it,
+# a SoftHSM2 token (label peer, Debian's $SOFTHSM, its own SOFTHSM2_CONF
+# in $TMP), each initialised with the same SO and user PINs: the suites
+# that run one thing on both and compare.
+start_with_peer() {
+	start_memory_token || return 1
+	init_token > /dev/null 2>&1 || return 1
+	mkdir "$TMP/softhsm"
+	printf 'directories.tokendir = %s\nobjectstore.backend = file\n' "$TMP/softhsm" > "$TMP/softhsm.conf"
+	export SOFTHSM2_CONF=$TMP/softhsm.conf
+	timeout 60 pkcs11-tool --module "$SOFTHSM" --init-token --slot-index 0 --label peer \
+		--so-pin "$SO_PIN" > /dev/null 2>&1 || return 1
+	timeout 60 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --login-type so \
+		--so-pin "$SO_PIN" --init-pin --new-pin "$PIN" > /dev/null 2>&1
 }
 
 # pubkey_pem ID: the token's public key ID as PEM in $TMP/pubID.pem (by
