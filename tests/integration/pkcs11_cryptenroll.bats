@@ -72,17 +72,6 @@ start_both() {
 	printf 'module: %s\n' "$SOFTHSM" > "$TMP/modules/softhsm2.module"
 }
 
-# on NAME ARGS...: pkcs11-tool logged in on the token NAME (cloak or
-# softhsm), bounded in time.
-on() {
-	local name=$1
-	shift
-	case $name in
-	cloak) timeout 120 pkcs11-tool --module "$MODULE" --token-label cloak-test --login --pin "$PIN" "$@" ;;
-	softhsm) timeout 120 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --pin "$PIN" "$@" ;;
-	esac
-}
-
 # label_of NAME: the token NAME's label.
 label_of() {
 	case $1 in

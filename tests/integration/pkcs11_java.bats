@@ -46,17 +46,6 @@ start_both() {
 	printf 'name = softhsm\nlibrary = %s\nslotListIndex = 0\n' "$SOFTHSM" > "$TMP/softhsm.cfg"
 }
 
-# on NAME ARGS...: pkcs11-tool logged in on the token NAME (cloak or
-# softhsm), bounded in time.
-on() {
-	local name=$1
-	shift
-	case $name in
-	cloak) timeout 120 pkcs11-tool --module "$MODULE" --token-label cloak-test --login --pin "$PIN" "$@" ;;
-	softhsm) timeout 120 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --pin "$PIN" "$@" ;;
-	esac
-}
-
 # kt NAME ARGS...: keytool with the token NAME as its keystore (SunPKCS11
 # on $TMP/NAME.cfg, logged in with the user PIN). -providername makes
 # keytool take its key pair generator from that provider too: without it

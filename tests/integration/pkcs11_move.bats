@@ -67,8 +67,8 @@ stop() {
 	printf -v "$1_PID" %s ''
 }
 
-# on NAME CMD...: CMD with the module on token NAME's socket.
-on() {
+# at NAME CMD...: CMD with the module on token NAME's socket.
+at() {
 	local sock=$1_SOCK
 	export CLOAK_PKCS11_SOCKET=${!sock}
 	"${@:2}"
@@ -121,9 +121,9 @@ planted() {
 
 	# B, the destination: an RSA-2048 key pair whose private half unwraps
 	# (and so never decrypts); its public key leaves as a file.
-	run on B python3 "$PROBE" "$MODULE" move-keypair "$PIN"
+	run at B python3 "$PROBE" "$MODULE" move-keypair "$PIN"
 	output_has "keypair 0x0" "unwrap-key unwrap=1 decrypt=0"
-	on B p11 --read-object --type pubkey --id 0b -o "$TMP/b.der"
+	at B p11 --read-object --type pubkey --id 0b -o "$TMP/b.der"
 
 	# The oracle: an RSA key pair the test holds, which A's SO trusts as
 	# well. The test learns the moving keys' values only from what A wraps
@@ -135,52 +135,52 @@ planted() {
 
 	# A's SO, after checking B's key out of band: trusted, with the
 	# oracle's, and the transport key.
-	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0b "$(modulus "$TMP/b.der")"
+	run at A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0b "$(modulus "$TMP/b.der")"
 	output_has "trusted 0x0"
-	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0c "$(modulus "$TMP/oracle.der")"
+	run at A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" 0c "$(modulus "$TMP/oracle.der")"
 	output_has "trusted 0x0"
-	run on A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" transport
+	run at A python3 "$PROBE" "$MODULE" move-trust "$SO_PIN" transport
 	output_has "transport 0x0"
 
 	# A's user: the keys that will move, made in A, exportable; A signs
 	# and encrypts with them before the move.
-	on A p11 --login --pin "$PIN" --keygen --key-type AES:32 --extractable --sensitive \
+	at A p11 --login --pin "$PIN" --keygen --key-type AES:32 --extractable --sensitive \
 		--usage-decrypt --id 0a --label moving > /dev/null
-	on A p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --extractable \
+	at A p11 --login --pin "$PIN" --keypairgen --key-type EC:prime256v1 --extractable \
 		--usage-sign --id 0e --label moving > /dev/null
-	on A pubkey_pem 0e
+	at A pubkey_pem 0e
 	echo "signed on A and on B $RANDOM" > "$TMP/msg"
 	local iv=000102030405060708090a0b0c0d0e0f
-	on A p11 --login --pin "$PIN" --encrypt -m AES-CBC-PAD --iv "$iv" --id 0a \
+	at A p11 --login --pin "$PIN" --encrypt -m AES-CBC-PAD --iv "$iv" --id 0a \
 		-i "$TMP/msg" -o "$TMP/a.enc"
 	[ "$(stat -c %s "$TMP/a.enc")" -gt 16 ]
 
 	# A wraps them under B's key (and, for the test, the oracle's); the
 	# token refuses the P-256 key under RSA-OAEP and either key under an
 	# AES key its user made (not trusted): CKR_KEY_NOT_WRAPPABLE.
-	run on A python3 "$PROBE" "$MODULE" move-wrap "$PIN" 0b "$TMP/move"
+	run at A python3 "$PROBE" "$MODULE" move-wrap "$PIN" 0b "$TMP/move"
 	output_has "aes-key sensitive=1 extractable=1 wrap-with-trusted=1" \
 		"ec-key sensitive=1 extractable=1 wrap-with-trusted=1" \
 		"wrap-aes 0x0" "wrap-aes-len 256" "wrap-transport 0x0" "wrap-transport-len 256" "wrap-ec 0x0" \
 		"wrap-ec-oaep 0x69" "user-kek 0x0" "wrap-ec-untrusted 0x69" "wrap-aes-untrusted 0x69"
-	run on A python3 "$PROBE" "$MODULE" move-wrap "$PIN" 0c "$TMP/oracle"
+	run at A python3 "$PROBE" "$MODULE" move-wrap "$PIN" 0c "$TMP/oracle"
 	output_has "wrap-aes 0x0" "wrap-transport 0x0" "wrap-ec 0x0"
 
 	# The crossing: files.
 	cp "$TMP"/move/*.wrap "$TMP/b-in/"
 
 	# B unwraps: sensitive, not extractable, the values refused.
-	run on B python3 "$PROBE" "$MODULE" move-unwrap "$PIN" "$TMP/b-in"
+	run at B python3 "$PROBE" "$MODULE" move-unwrap "$PIN" "$TMP/b-in"
 	output_has "unwrap-aes 0x0" "unwrap-transport 0x0" "unwrap-ec 0x0" \
 		"moved-aes sensitive=1 extractable=0 local=0 value=0x11" \
 		"moved-ec sensitive=1 extractable=0 local=0 value=0x11"
 
 	# The same keys: B decrypts what A encrypted, and B's signature
 	# verifies with A's public key (the control: not another message).
-	on B p11 --login --pin "$PIN" --decrypt -m AES-CBC-PAD --iv "$iv" --id 0a \
+	at B p11 --login --pin "$PIN" --decrypt -m AES-CBC-PAD --iv "$iv" --id 0a \
 		-i "$TMP/a.enc" -o "$TMP/b.dec"
 	cmp "$TMP/msg" "$TMP/b.dec"
-	on B p11 --login --pin "$PIN" --sign --id 0e -m ECDSA-SHA256 --signature-format openssl \
+	at B p11 --login --pin "$PIN" --sign --id 0e -m ECDSA-SHA256 --signature-format openssl \
 		-i "$TMP/msg" -o "$TMP/b.sig"
 	run openssl dgst -sha256 -verify "$TMP/pub0e.pem" -signature "$TMP/b.sig" "$TMP/msg"
 	[[ "$output" == *"Verified OK"* ]] || { echo "$output"; return 1; }

@@ -32,17 +32,6 @@ teardown() {
 	true
 }
 
-# on NAME ARGS...: pkcs11-tool logged in on the token NAME (cloak or
-# softhsm), bounded in time.
-on() {
-	local name=$1
-	shift
-	case $name in
-	cloak) timeout 120 pkcs11-tool --module "$MODULE" --token-label cloak-test --login --pin "$PIN" "$@" ;;
-	softhsm) timeout 120 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --pin "$PIN" "$@" ;;
-	esac
-}
-
 # module_of NAME: the module that serves the token NAME.
 module_of() {
 	case $1 in

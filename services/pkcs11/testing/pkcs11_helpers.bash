@@ -48,6 +48,17 @@ start_with_peer() {
 		--so-pin "$SO_PIN" --init-pin --new-pin "$PIN" > /dev/null 2>&1
 }
 
+# on NAME ARGS...: pkcs11-tool logged in on the token NAME (cloak or
+# softhsm, start_with_peer's), bounded in time.
+on() {
+	local name=$1
+	shift
+	case $name in
+	cloak) timeout 120 pkcs11-tool --module "$MODULE" --token-label cloak-test --login --pin "$PIN" "$@" ;;
+	softhsm) timeout 120 pkcs11-tool --module "$SOFTHSM" --token-label peer --login --pin "$PIN" "$@" ;;
+	esac
+}
+
 # pubkey_pem ID: the token's public key ID as PEM in $TMP/pubID.pem (by
 # way of $TMP/pubID.der).
 pubkey_pem() {
