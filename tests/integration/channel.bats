@@ -122,25 +122,34 @@ print(out, "cpu_ms", cpu, "control", ctl_out, "cpu_ms", ctl)' \
 @test "the device process sleeps while bytes the guest was told of wait unread" {
 	need_kvm
 	# The guest reads one byte, then reads only the clock (the runner's
-	# call) for 4 s while the peer's next bytes wait in the socket. The
+	# call) for 6 s while the peer's next bytes wait in the socket. The
 	# device process, idle all that time, must sleep: its CPU time over a
 	# second of it stays under 0.2 s. Polling a channel it has already
 	# published as ready would end each of its sleeps at once, and it would
-	# spin on the CPU the guest needs (half of one CPU or more).
-	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" hold c 4000
+	# spin on the CPU the guest needs (half of one CPU or more). The hold
+	# leaves room for a loaded VM, where the spinning guest shares its one
+	# vCPU with this script: the samples start once the peer has sent
+	# the bytes, and are read by bash itself, no process started between
+	# them but the sleep.
+	start_guest --channel c=listen:"$TMP/c.sock" "$ECHO" hold c 6000
 	py "$CONNECT"'
 s = connect(sys.argv[1])
 s.sendall(b"x")
 time.sleep(0.5)
 s.sendall(b"held-bytes")
-time.sleep(5)' "$TMP/c.sock" &
-	local peer=$! runner dev t1 t2
-	sleep 1.5
+open(sys.argv[2], "w").close()
+time.sleep(7)' "$TMP/c.sock" "$TMP/sent" &
+	local peer=$! runner dev st t1 t2 i
+	for ((i = 0; i < 100; i++)); do [ -e "$TMP/sent" ] && break; sleep 0.1; done
+	[ -e "$TMP/sent" ] || { echo "the peer sent nothing in 10 s"; return 1; }
+	sleep 0.3
 	runner=$(pgrep -P "$PID") || { echo "no runner under $PID"; return 1; }
 	dev=$(pgrep -P "$runner" -x cloak-devices) || { echo "no device process under $runner"; return 1; }
-	t1=$(awk '{print $14 + $15}' "/proc/$dev/stat")
+	read -r -a st <"/proc/$dev/stat" || { echo "the device process ended before the first sample"; return 1; }
+	t1=$((st[13] + st[14]))
 	sleep 1
-	t2=$(awk '{print $14 + $15}' "/proc/$dev/stat")
+	read -r -a st <"/proc/$dev/stat" || { echo "the device process ended before the second sample"; return 1; }
+	t2=$((st[13] + st[14]))
 	finish_guest
 	wait "$peer" || true
 	[ "$status" -eq 0 ] || { echo "status $status: $output"; return 1; }
