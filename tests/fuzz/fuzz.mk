@@ -11,7 +11,7 @@
 # The fuzzers are built by clang whatever $(CC) is: the monitor and common
 # sources are compiled here again with the fuzzer's coverage and ASan/UBSan.
 # Each target runs FUZZ_SECONDS: 60 s shared between the targets, at least
-# 20 s each (override: make fuzz-smoke FUZZ_SECONDS=300). The corpus grows in
+# 12 s each (override: make fuzz-smoke FUZZ_SECONDS=300). The corpus grows in
 # $(O)/fuzz/corpus/NAME across runs; crash inputs land in $(O)/fuzz/.
 
 FUZZ_TARGETS += elf_load
@@ -22,7 +22,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 FUZZ_CFLAGS := -std=gnu11 -g -O1 $(filter-out -Werror,$(WARN)) -Iinclude -Icommon -Imonitor -I$(O)/monitor \
 	-D_GNU_SOURCE -DCLOAK_VERSION=\"$(VERSION)\" -fno-strict-aliasing $(FUZZ_SAN)
 # Recursive on purpose: fragments included after this one add targets.
-FUZZ_SECONDS ?= $(shell n=$(words $(FUZZ_TARGETS)); s=$$((60 / n)); [ $$s -lt 20 ] && s=20; echo $$s)
+FUZZ_SECONDS ?= $(shell n=$(words $(FUZZ_TARGETS)); s=$$((60 / n)); [ $$s -lt 12 ] && s=12; echo $$s)
 
 FUZZ_LIB_SRC = $(MONITOR_SRC) $(COMMON_SRC)
 FUZZ_LIB_OBJ = $(FUZZ_LIB_SRC:%.c=$(O)/fuzz/obj/%.o)

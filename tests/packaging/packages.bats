@@ -20,16 +20,35 @@ setup_file() {
 	PKG_VERSION=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
 	local work=$BATS_FILE_TMPDIR
 	git clone -q "$ROOT" "$work/src"
+	# The build, under an exclusive lock of the build directory's
+	# packages.lock: the system VM suite (tests/sysvm/build-debs) waits for
+	# it, then takes these packages if they are of its tree (below).
+	local shared=${CLOAK_BUILD_DIR:-$ROOT/build}/packages lock
+	mkdir -p "${shared%/*}"
+	exec {lock}>"$shared.lock"
+	flock -x "$lock"
+	rm -rf "$shared"
 	local t0=$SECONDS
 	# No network: unshare -n leaves the build a namespace with none.
 	(cd "$work/src" && DEB_BUILD_OPTIONS="parallel=$(nproc)" unshare -n \
 		dpkg-buildpackage -us -uc -b) > "$work/build.log" 2>&1 ||
-		{ tail -40 "$work/build.log" >&3; return 1; }
+		{ tail -40 "$work/build.log" >&3; exec {lock}>&-; return 1; }
 	BUILD_SECONDS=$((SECONDS - t0))
 	echo "# dpkg-buildpackage took $BUILD_SECONDS s" >&3
 	DEBS=$work/debs
 	mkdir -p "$DEBS"
 	mv "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$DEBS/"
+	# For the system VM suite: the packages (no debug symbols), with the
+	# commit they were built from, whole before they have their name.
+	rm -rf "$shared.new"
+	mkdir -p "$shared.new/now"
+	local d
+	for d in "$DEBS"/*.deb; do
+		case $d in *-dbgsym_*) ;; *) cp "$d" "$shared.new/now/" ;; esac
+	done
+	git -C "$work/src" rev-parse HEAD >"$shared.new/commit"
+	mv "$shared.new" "$shared"
+	exec {lock}>&-
 	X=$work/x
 	mkdir -p "$X"
 	for p in $PACKAGES; do dpkg-deb -x "$DEBS/${p}_${PKG_VERSION}_amd64.deb" "$X"; done

@@ -184,10 +184,15 @@ PY
 @test "every source file carries a licence line; a LICENSE file exists" {
 	cd "$ROOT"
 	[ -f LICENSE ]
-	local bad
+	local bad l1 l2 l3
 	bad=$(git ls-files '*.c' '*.h' '*.S' '*.bats' '*.bash' '*.mk' '*.ld' 'Makefile' \
 		'scripts/*' 'bench/run-*' 'tests/harness/*' '.ci/run' |
-		while read -r f; do head -3 "$f" | grep -q 'SPDX-License-Identifier' || echo "$f"; done)
+		while read -r f; do
+			# bash's own read, no process a file: a few hundred files
+			l1="" l2="" l3=""
+			{ read -r l1; read -r l2; read -r l3; } <"$f"
+			[[ "$l1$l2$l3" == *SPDX-License-Identifier* ]] || echo "$f"
+		done)
 	[ -z "$bad" ] || { echo "no SPDX line: $bad"; return 1; }
 }
 
