@@ -693,6 +693,36 @@ static void test_rsa_sign_wipes(void **state)
 	EVP_PKEY_free(pk);
 }
 
+/* A signature whose private computation went wrong (a fault: here a
+ * CRT exponent with one bit flipped) never leaves: the public-key check
+ * after Nettle's root refuses it, for PKCS#1 v1.5 with a hash, raw
+ * CKM_RSA_PKCS and PSS. The unflipped key signs, the control. */
+static void test_rsa_sign_faulted(void **state)
+{
+	br_hmac_drbg_context drbg;
+	seed(NULL, &drbg);
+	static uint8_t buf[P11_RSA_BUF], bad[P11_RSA_BUF];
+	struct p11_rsa_key k, f;
+	assert_true(p11_rsa_keygen(&drbg, 2048, buf, &k));
+	memcpy(bad, buf, sizeof bad);
+	f = k;
+	for (int i = 0; i < P11_RSA_PARTS; i++)
+		f.v[i] = k.v[i] ? bad + (k.v[i] - buf) : NULL;
+	bad[f.v[P11_RSA_DP] - bad + k.len[P11_RSA_DP] / 2] ^= 0x10;
+	uint8_t h[64] = { 1, 2, 3 }, sig[P11_RSA_BYTES_MAX];
+	static const uint8_t info[] = { 0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65,
+					0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20, 1, 2, 3 };
+	uint8_t di[sizeof info + 29] = { 0 };
+	memcpy(di, info, sizeof info);
+	for (int faulted = 0; faulted < 2; faulted++) {
+		const struct p11_rsa_key *key = faulted ? &f : &k;
+		assert_int_equal(p11_rsa_sign_pkcs1(key, &drbg, CKM_SHA256, h, 32, sig), !faulted);
+		assert_int_equal(p11_rsa_sign_pkcs1(key, &drbg, CKM_SHA_1, h, 20, sig), !faulted);
+		assert_int_equal(p11_rsa_sign_pkcs1(key, &drbg, 0, di, 51, sig), !faulted);
+		assert_int_equal(p11_rsa_sign_pss(key, &drbg, CKM_SHA256, 32, h, 32, sig), !faulted);
+	}
+}
+
 static void test_rsa_sign(void **state)
 {
 	rsa_keygen(1024, CKR_KEY_SIZE_RANGE);
@@ -2543,6 +2573,7 @@ int main(void)
 		cmocka_unit_test_setup(test_blob, setup),
 		cmocka_unit_test_setup(test_rsa_sign, setup),
 		cmocka_unit_test_setup(test_rsa_sign_wipes, setup),
+		cmocka_unit_test_setup(test_rsa_sign_faulted, setup),
 		cmocka_unit_test_setup(test_rsa_attrs_import, setup),
 		cmocka_unit_test_setup(test_rsa_decrypt, setup),
 		cmocka_unit_test_setup(test_aes_modes, setup),

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <nettle/bignum.h>
+#include <nettle/pkcs1.h>
 #include <nettle/pss.h>
 #include <nettle/rsa.h>
 #include <nettle/sha1.h>
@@ -219,11 +220,6 @@ static void *wiping_realloc(void *p, size_t old, size_t n)
 	return q;
 }
 
-static void nettle_rng(void *drbg, size_t len, uint8_t *out)
-{
-	br_hmac_drbg_generate(drbg, out, len);
-}
-
 struct nettle_rsa {
 	struct rsa_public_key pub;
 	struct rsa_private_key key;
@@ -256,6 +252,25 @@ static void nettle_done(struct nettle_rsa *r)
 	mp_set_memory_functions(gmp_alloc, gmp_realloc, gmp_free);
 }
 
+/* s = m^d by Nettle's side-channel silent root (rsa_compute_root: GMP's
+ * mpn_sec functions, docs/pkcs11.md), then checked with the public key
+ * before it may leave: a fault in the private computation must not hand
+ * out a value from which the primes follow. Not blinded: the _tr
+ * functions' blinding costs a side-channel silent inversion, about half of
+ * a 2048-bit signature, on top of a root that is silent already. */
+static bool checked_root(const struct nettle_rsa *r, mpz_t s, const mpz_t m)
+{
+	if (mpz_sgn(m) < 0 || mpz_cmp(m, r->pub.n) >= 0)
+		return false;
+	rsa_compute_root(&r->key, s, m);
+	mpz_t back;
+	mpz_init(back);
+	mpz_powm(back, s, r->pub.e, r->pub.n); /* public values only */
+	bool ok = mpz_cmp(back, m) == 0;
+	mpz_clear(back);
+	return ok;
+}
+
 /* The signature s, as long as the modulus in bytes, at sig. */
 static void nettle_put(const struct nettle_rsa *r, mpz_t s, uint8_t *sig)
 {
@@ -279,20 +294,23 @@ bool p11_rsa_sign_pkcs1(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg,
 		return ok;
 	}
 	struct nettle_rsa r;
-	mpz_t s;
+	mpz_t m, s;
 	bool ok = nettle_load(&r, k);
+	mpz_init(m);
 	mpz_init(s);
 	if (ok) {
 		switch (hash) {
-		case CKM_SHA_1: ok = rsa_sha1_sign_digest_tr(&r.pub, &r.key, drbg, nettle_rng, in, s); break;
-		case CKM_SHA256: ok = rsa_sha256_sign_digest_tr(&r.pub, &r.key, drbg, nettle_rng, in, s); break;
-		case CKM_SHA512: ok = rsa_sha512_sign_digest_tr(&r.pub, &r.key, drbg, nettle_rng, in, s); break;
+		case CKM_SHA_1: ok = pkcs1_rsa_sha1_encode_digest(m, r.key.size, in); break;
+		case CKM_SHA256: ok = pkcs1_rsa_sha256_encode_digest(m, r.key.size, in); break;
+		case CKM_SHA512: ok = pkcs1_rsa_sha512_encode_digest(m, r.key.size, in); break;
 		default: /* CKM_RSA_PKCS: in is the DigestInfo (at most k - 11 bytes, or Nettle refuses) */
-			ok = rsa_pkcs1_sign_tr(&r.pub, &r.key, drbg, nettle_rng, len, in, s);
+			ok = pkcs1_rsa_digest_encode(m, r.key.size, len, in);
 		}
 	}
+	ok = ok && checked_root(&r, s, m);
 	if (ok)
 		nettle_put(&r, s, sig);
+	mpz_clear(m);
 	mpz_clear(s);
 	nettle_done(&r);
 	return ok;
@@ -326,7 +344,7 @@ bool p11_rsa_sign_pss(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, C
 	mpz_init(m);
 	mpz_init(s);
 	ok = ok && pss_encode_mgf1(m, mpz_sizeinbase(r.pub.n, 2) - 1, nh, salt, salt_bytes, h) &&
-		  rsa_compute_root_tr(&r.pub, &r.key, drbg, nettle_rng, s, m);
+		  checked_root(&r, s, m);
 	if (ok)
 		nettle_put(&r, s, sig);
 	mpz_clear(m);
