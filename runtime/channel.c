@@ -8,6 +8,8 @@
 
 static struct cloak_hc_chan_open open_block RT_SHARED;
 static struct cloak_hc_chan_io io_block RT_SHARED;
+static struct cloak_hc_chan_xfer xfer_block RT_SHARED;
+static int xfer_missing; /* the monitor answered CHAN_XFER with ENOSYS */
 
 int cloak_chan_open(const char *name)
 {
@@ -107,6 +109,102 @@ int cloak_chan_write(int h, const void *buf, size_t len, uint64_t deadline)
 		len -= n;
 	}
 	return 0;
+}
+
+/* The three calls CHAN_XFER saves, for a monitor without it. */
+static long write_then_read(int h, const void *out, size_t out_len, uint64_t out_deadline,
+			    void *in, size_t in_len, uint64_t in_deadline, size_t *sent)
+{
+	int w = cloak_chan_write(h, out, out_len, out_deadline);
+	if (w)
+		return w;
+	*sent = out_len;
+	long n = cloak_chan_read(h, in, in_len, CLOAK_CHAN_NOWAIT);
+	while (n == -CLOAK_EAGAIN) {
+		int r = wait_ready(h, in_deadline);
+		if (r)
+			return r;
+		n = cloak_chan_read(h, in, in_len, CLOAK_CHAN_NOWAIT);
+	}
+	return n;
+}
+
+/* The bounce pool's bytes the fallback staged: its writes' chunks and
+ * its read start at the pool's start. */
+static size_t fallback_staged(int out_bounce, size_t out_len, int in_bounce, long got)
+{
+	size_t w = out_bounce ? out_len : 0, r = in_bounce && got > 0 ? (size_t)got : 0;
+	return w > r ? w : r;
+}
+
+long cloak_chan_write_read(int h, const void *out, size_t out_len, uint64_t out_deadline, void *in,
+			   size_t in_len, uint64_t in_deadline, size_t *sent)
+{
+	*sent = 0;
+	/* Bounced, out goes at the pool's start and in right after it. */
+	int out_bounce = out_len && !io_reachable(out, out_len), in_bounce = !io_reachable(in, in_len);
+	size_t at = out_bounce ? (out_len + 7) & ~(size_t)7 : 0, room = in_len, staged = 0;
+	if (room > CLOAK_CHAN_IO_MAX)
+		room = CLOAK_CHAN_IO_MAX;
+	if (in_bounce && at < rt_bounce_size && room > rt_bounce_size - at)
+		room = rt_bounce_size - at;
+	long r;
+	if (xfer_missing || in_len == 0 || out_len > CLOAK_CHAN_IO_MAX || (out_bounce && at >= rt_bounce_size))
+		goto fallback;
+	if (out_bounce)
+		io_copy(rt_bounce, out, out_len);
+	staged = at;
+	unsigned char *dst = in_bounce ? rt_bounce + at : in;
+	const unsigned char *src = out_bounce ? rt_bounce : out;
+	size_t left = out_len;
+	for (;;) {
+		uint64_t now = cloak_time_ns(), timeout = 0;
+		if (in_deadline == CLOAK_CHAN_FOREVER)
+			timeout = UINT64_MAX;
+		else if (in_deadline > now)
+			timeout = in_deadline - now;
+		xfer_block = (struct cloak_hc_chan_xfer){
+			.handle = (uint64_t)h, .timeout_ns = timeout,
+			.out = (uint64_t)(uintptr_t)(src + (out_len - left)), .out_len = left,
+			.in = (uint64_t)(uintptr_t)dst, .in_len = room,
+		};
+		r = cloak_hypercall(CLOAK_HC_CHAN_XFER, &xfer_block);
+		if (r == -CLOAK_ENOSYS) {
+			xfer_missing = 1;
+			goto fallback;
+		}
+		left -= xfer_block.written < left ? xfer_block.written : left;
+		*sent = out_len - left;
+		if (r > 0) {
+			if (in_bounce) {
+				io_copy(in, dst, (size_t)r);
+				staged = at + (size_t)r;
+			}
+			goto done;
+		}
+		if (r != -CLOAK_EAGAIN)
+			goto done;
+		if (left) { /* the host side is full: cloak_chan_write waits for room */
+			int w = cloak_chan_write(h, src + (out_len - left), left, out_deadline);
+			if (w) {
+				r = w;
+				goto done;
+			}
+			left = 0;
+			*sent = out_len;
+		} else if (timeout == 0 || (in_deadline != CLOAK_CHAN_FOREVER && cloak_time_ns() >= in_deadline)) {
+			r = in_deadline == CLOAK_CHAN_NOWAIT ? -CLOAK_EAGAIN : -CLOAK_ETIMEDOUT;
+			goto done;
+		}
+	}
+fallback:
+	r = write_then_read(h, out, out_len, out_deadline, in, in_len, in_deadline, sent);
+	size_t f = fallback_staged(out_bounce, out_len, in_bounce, r);
+	staged = f > staged ? f : staged;
+done:
+	if (staged)
+		memset(rt_bounce, 0, staged < rt_bounce_size ? staged : rt_bounce_size);
+	return r;
 }
 
 int cloak_chan_hangup(int h)

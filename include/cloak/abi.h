@@ -127,7 +127,8 @@ struct cloak_boot_info {
 	X(11, BLOCK_IO, block_io, struct cloak_hc_block_io)            \
 	X(12, CHAN_OPEN, chan_open, struct cloak_hc_chan_open)         \
 	X(13, CHAN_IO, chan_io, struct cloak_hc_chan_io)                \
-	X(14, BLOCK_BATCH, block_batch, struct cloak_hc_block_batch)
+	X(14, BLOCK_BATCH, block_batch, struct cloak_hc_block_batch)    \
+	X(15, CHAN_XFER, chan_xfer, struct cloak_hc_chan_xfer)
 
 enum cloak_hc {
 #define CLOAK_HC_ENUM_(nr, NAME, name, type) CLOAK_HC_##NAME = nr,
@@ -315,6 +316,24 @@ struct cloak_hc_chan_io {
 	uint64_t len;    /* IN: <= CLOAK_CHAN_IO_MAX */
 };
 
+/* A request-reply service's turn in one call: write all of out (a reply),
+ * then read what comes into in (the next request), waiting up to
+ * timeout_ns for it; CHAN_IO's WRITE, POLL and READ would be three calls.
+ * ret: bytes read (> 0); -CLOAK_EAGAIN when the write did not go out
+ * whole (written says how much did: the rest goes by CHAN_IO) or when
+ * nothing came to read in time; -CLOAK_E* as CHAN_IO otherwise. Both
+ * ranges are checked before anything moves. */
+struct cloak_hc_chan_xfer {
+	int64_t ret;         /* OUT: bytes read, or -CLOAK_E* */
+	uint64_t handle;     /* IN */
+	uint64_t timeout_ns; /* IN: the longest wait for bytes to read; 0: none */
+	uint64_t out;        /* IN: GPA of the bytes to write */
+	uint64_t out_len;    /* IN: <= CLOAK_CHAN_IO_MAX; 0: nothing to write */
+	uint64_t in;         /* IN: GPA of the room for bytes read */
+	uint64_t in_len;     /* IN: 1 .. CLOAK_CHAN_IO_MAX */
+	uint64_t written;    /* OUT: bytes of out written */
+};
+
 /* ------------------------------------------------------------------ */
 /* Layout pins: a change here is an ABI change (docs/abi.md).          */
 /* ------------------------------------------------------------------ */
@@ -395,6 +414,14 @@ CLOAK_ABI_AT_(struct cloak_hc_chan_io, handle, 8);
 CLOAK_ABI_AT_(struct cloak_hc_chan_io, op, 16);
 CLOAK_ABI_AT_(struct cloak_hc_chan_io, buf, 24);
 CLOAK_ABI_AT_(struct cloak_hc_chan_io, len, 32);
+CLOAK_ABI_ASSERT(sizeof(struct cloak_hc_chan_xfer) == 64, "chan xfer");
+CLOAK_ABI_AT_(struct cloak_hc_chan_xfer, handle, 8);
+CLOAK_ABI_AT_(struct cloak_hc_chan_xfer, timeout_ns, 16);
+CLOAK_ABI_AT_(struct cloak_hc_chan_xfer, out, 24);
+CLOAK_ABI_AT_(struct cloak_hc_chan_xfer, out_len, 32);
+CLOAK_ABI_AT_(struct cloak_hc_chan_xfer, in, 40);
+CLOAK_ABI_AT_(struct cloak_hc_chan_xfer, in_len, 48);
+CLOAK_ABI_AT_(struct cloak_hc_chan_xfer, written, 56);
 CLOAK_ABI_ASSERT(CLOAK_BLOCK_MAX + CLOAK_CHAN_MAX <= 64, "poll bits fit one word");
 CLOAK_ABI_ASSERT(CLOAK_GPA_MONITOR_WINDOW + CLOAK_MONITOR_WINDOW_PAGES * CLOAK_PAGE_SIZE <=
 			 CLOAK_GPA_PAGETABLES, "monitor window in the reserved area");

@@ -34,7 +34,7 @@
 #define CLOAK_DEVICE_CALLS(X)                                                    \
 	X(CONSOLE, console) X(POLL, poll) X(BLOCK_INFO, block_info)               \
 	X(BLOCK_IO, block_io) X(BLOCK_BATCH, block_batch) X(CHAN_OPEN, chan_open) \
-	X(CHAN_IO, chan_io)
+	X(CHAN_IO, chan_io) X(CHAN_XFER, chan_xfer)
 
 enum call_side {
 	CALL_NONE,   /* not a call: a port outside cloak's, or a wrong access size */

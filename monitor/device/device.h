@@ -48,5 +48,6 @@ int dc_block_io(struct device *d, struct cloak_hc_block_io *a);
 int dc_block_batch(struct device *d, struct cloak_hc_block_batch *a);
 int dc_chan_open(struct device *d, struct cloak_hc_chan_open *a);
 int dc_chan_io(struct device *d, struct cloak_hc_chan_io *a);
+int dc_chan_xfer(struct device *d, struct cloak_hc_chan_xfer *a);
 
 #endif

@@ -40,7 +40,7 @@
 
 #define NPAGES 64u
 #define MEM (NPAGES * CLOAK_PAGE_SIZE)
-#define BODY 48u
+#define BODY 64u /* the largest block, CHAN_XFER's */
 #define MAX_OPS 24
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -143,6 +143,12 @@ static void guest_write_block(unsigned char *view, const struct op *o, uint32_t 
 		memcpy(&t, body + 8, 8);
 		t %= 1000;
 		memcpy(body + 8, &t, 8);
+	}
+	if ((uint8_t)(o->nr % 40) == CLOAK_HC_CHAN_XFER + 4) {
+		uint64_t t; /* CHAN_XFER waits as POLL does: the same bound */
+		memcpy(&t, body + 16, 8);
+		t %= 1000;
+		memcpy(body + 16, &t, 8);
 	}
 	if (value < MEM) {
 		size_t n = MEM - value < BODY ? MEM - value : BODY;

@@ -20,6 +20,12 @@
  *   spin NAME MS         zero-timeout POLLs in a loop until the channel is
  *                        ready (a peer sends) or MS ms pass, then one read:
  *                        prints "ready" and the bytes, or "not ready"
+ *   xecho NAME           echo as a request-reply service does: each reply
+ *                        and the read of what comes next in one call
+ *                        (cloak_chan_write_read), until the peer leaves
+ *   xbad NAME            one byte (its read accepts the peer), then CHAN_XFER
+ *                        calls with bad arguments, each with bytes to write:
+ *                        prints "NAME ret=N written=W"; then "done" written
  *   hold NAME MS         one byte (its read accepts the peer), then MS ms
  *                        reading the clock alone while the peer's next bytes
  *                        wait unread, then those bytes: prints "held: ..."
@@ -30,8 +36,61 @@
 
 #include "cloak/channel.h"
 #include "cloak/guest.h"
+#include "raw_calls.h"
 
 static unsigned char buf[64 * 1024];
+
+static struct cloak_hc_chan_xfer xfer_blk __attribute__((section(".data.shared"), aligned(64)));
+
+static int xecho(int h)
+{
+	unsigned long long total = 0;
+	long n = cloak_chan_read(h, buf, sizeof buf / 2, CLOAK_CHAN_FOREVER);
+	while (n > 0) {
+		total += (unsigned long long)n;
+		/* The reply from the first half, the next bytes into the second. */
+		size_t sent;
+		long next = cloak_chan_write_read(h, buf, (size_t)n, CLOAK_CHAN_FOREVER, buf + sizeof buf / 2,
+						  sizeof buf / 2, CLOAK_CHAN_FOREVER, &sent);
+		if (sent != (size_t)n) {
+			printf("xecho: sent %zu of %ld, then %ld\n", sent, n, next);
+			return 1;
+		}
+		if (next > 0)
+			memcpy(buf, buf + sizeof buf / 2, (size_t)next);
+		n = next;
+	}
+	printf("xechoed %llu bytes, then %ld\n", total, n);
+	return n == -CLOAK_EPIPE ? 0 : 1;
+}
+
+/* One CHAN_XFER as the test writes it: 4 bytes to send from a shared
+ * page, the room to read given. */
+static void xfer_raw(const char *name, uint64_t h, uint64_t in, uint64_t in_len, uint64_t out_len)
+{
+	memcpy(blk.page, "BAD!", 4);
+	xfer_blk = (struct cloak_hc_chan_xfer){ .handle = h, .timeout_ns = 1000000, .out = (uintptr_t)blk.page,
+						.out_len = out_len, .in = in, .in_len = in_len };
+	int64_t r = cloak_hypercall(CLOAK_HC_CHAN_XFER, &xfer_blk);
+	printf("%s ret=%lld written=%llu\n", name, (long long)r, (unsigned long long)xfer_blk.written);
+}
+
+static int xbad(int h)
+{
+	long n = cloak_chan_read(h, buf, 1, cloak_time_ns() + 20000000000ull);
+	if (n != 1)
+		return printf("first byte: %ld\n", n), 3;
+	uint64_t mem = cloak_boot_info()->mem_size, room = (uintptr_t)blk.page + 64;
+	xfer_raw("xfer_in_beyond_end", (uint64_t)h, mem - 8, 16, 4);
+	xfer_raw("xfer_in_wraps", (uint64_t)h, UINT64_MAX - 7, 16, 4);
+	xfer_raw("xfer_in_len_zero", (uint64_t)h, room, 0, 4);
+	xfer_raw("xfer_in_len_too_big", (uint64_t)h, room, CLOAK_CHAN_IO_MAX + 1, 4);
+	xfer_raw("xfer_out_len_too_big", (uint64_t)h, room, 16, CLOAK_CHAN_IO_MAX + 1);
+	xfer_raw("xfer_no_such_channel", CLOAK_CHAN_MAX - 1, room, 16, 4);
+	int r = cloak_chan_write(h, "done", 4, CLOAK_CHAN_FOREVER);
+	printf("done: %d\n", r);
+	return r ? 1 : 0;
+}
 
 static int open_or_die(const char *name)
 {
@@ -196,6 +255,10 @@ int main(int argc, char **argv)
 		printf("held: read %ld: %s\n", n, (char *)buf);
 		return 0;
 	}
+	if (!strcmp(mode, "xecho"))
+		return xecho(h);
+	if (!strcmp(mode, "xbad"))
+		return xbad(h);
 	if (!strcmp(mode, "relay") && argc > 3)
 		return relay(h, open_or_die(argv[3]));
 	if (!strcmp(mode, "wait") && argc > 3) {

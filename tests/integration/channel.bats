@@ -75,6 +75,47 @@ s.close()'
 	[[ "$output" == *"echoed 1048576 bytes, then -10"* ]]
 }
 
+@test "write-read (CHAN_XFER): replies and next requests in one call each; 300 rounds intact, then EPIPE" {
+	need_kvm
+	# A request-reply peer: each message waits for its echo before the
+	# next goes, so every guest call after the first read is a reply and
+	# the wait for the next request. The device process's own count of
+	# calls says whether they went as one call a round (about 300) or as a
+	# write, a poll and a read (about 900).
+	echo_with_peer -v xecho c '
+import os
+s = connect(sys.argv[1])
+for i in range(300):
+    m = os.urandom(1 + i * 37 % 3000)
+    s.sendall(m); assert recv_exact(s, len(m)) == m, "round %d differs" % i
+s.close()'
+	[[ "$output" == *"xechoed "*" bytes, then -10"* ]] || { echo "$output"; false; }
+	[[ "$output" =~ device\ process:\ ([0-9]+)\ calls ]] || { echo "$output"; false; }
+	[ "${BASH_REMATCH[1]}" -ge 300 ] && [ "${BASH_REMATCH[1]}" -lt 400 ] ||
+		{ echo "device calls: ${BASH_REMATCH[1]} for 300 rounds"; false; }
+}
+
+@test "write-read (CHAN_XFER) with bad arguments: each refused whole, before a byte of its reply goes" {
+	need_kvm
+	echo_with_peer xbad c '
+s = connect(sys.argv[1]); s.sendall(b"x")
+got = b""
+while len(got) < 4:
+    x = s.recv(64)
+    assert x, "closed after %r" % got
+    got += x
+assert got == b"done", "the peer got %r" % got
+s.close()'
+	for c in xfer_in_beyond_end xfer_in_wraps; do
+		[[ "$output" == *"$c ret=-2 written=0"* ]] || { echo "$c: $output"; false; }
+	done
+	[[ "$output" == *"xfer_in_len_zero ret=-1 written=0"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"xfer_in_len_too_big ret=-11 written=0"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"xfer_out_len_too_big ret=-11 written=0"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"xfer_no_such_channel ret=-5 written=0"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"done: 0"* ]] || { echo "$output"; false; }
+}
+
 @test "several channels at once: the guest relays between two host sockets both ways" {
 	need_kvm
 	start_guest --channel a=listen:"$TMP/a.sock" --channel b=listen:"$TMP/b.sock" \

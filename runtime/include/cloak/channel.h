@@ -36,6 +36,16 @@ int cloak_chan_read_full(int h, void *buf, size_t len, uint64_t deadline);
 /* Writes all len bytes, waiting while the host side is full: 0 or
  * -CLOAK_E*. */
 int cloak_chan_write(int h, const void *buf, size_t len, uint64_t deadline);
+/* A request-reply service's turn: writes all of out (waiting while the
+ * host side is full, until out_deadline), then reads at least 1 and at
+ * most in_len bytes into in (waiting until in_deadline): the count read,
+ * or -CLOAK_E*. *sent: the bytes of out that went (out_len unless the
+ * write failed, which tells a reader that failed from a writer). One call
+ * to the monitor (CHAN_XFER) where a write, a poll and a read make three;
+ * a monitor without it gets those three. Whatever this staged in the
+ * bounce pool is zeroed before it returns. */
+long cloak_chan_write_read(int h, const void *out, size_t out_len, uint64_t out_deadline, void *in,
+			   size_t in_len, uint64_t in_deadline, size_t *sent);
 /* Closes the channel's current connection: the peer reads end-of-file
  * and further I/O answers -CLOAK_EPIPE until cloak_chan_open() (for a
  * listen: channel, the next connection). 0 or -CLOAK_E*. */

@@ -76,27 +76,19 @@ static int read_to(int h, size_t want, uint64_t deadline)
  * had its turn), or NULL if the client left. A read takes whatever has
  * arrived (a whole small request in one channel call); bytes of a next
  * frame stay at the front of "in" for the next round, and are wiped when
- * the connection ends (serve). */
+ * the connection ends (serve). A reply and the wait for the next frame
+ * are one channel call (cloak_chan_write_read), which also zeroes what
+ * it staged in the bounce pool. */
 static const char *serve_frames(int h)
 {
-	bool replied = false;
 	uint64_t start = cloak_time_ns();
 	have = 0;
+	int r = read_to(h, 1, start + idle_ns);
+	if (r == -CLOAK_ETIMEDOUT)
+		return ""; /* idle */
+	if (r < 0)
+		return NULL;
 	for (;;) {
-		uint64_t wait = replied ? KEEP_MS * NS_PER_MS : idle_ns, idle = cloak_time_ns() + wait;
-		/* After a reply the client is rarely quick enough for a read to
-		 * find its next bytes: wait first, and save the read that would
-		 * have said "nothing yet". */
-		if (!have && replied) {
-			if (cloak_time_ns() - start > TURN_MS * NS_PER_MS)
-				return ""; /* its turn is over */
-			cloak_poll(wait, cloak_chan_poll_bit(h), NULL); /* the read says why, if */
-		}
-		int r = read_to(h, 1, idle);
-		if (r == -CLOAK_ETIMEDOUT)
-			return ""; /* idle */
-		if (r < 0)
-			return NULL;
 		uint64_t deadline = cloak_time_ns() + message_ns;
 		r = read_to(h, 4, deadline);
 		if (r == -CLOAK_EPIPE)
@@ -118,14 +110,35 @@ static const char *serve_frames(int h)
 		if (!n)
 			return "malformed request";
 		wire_frame_hdr(reply, (uint32_t)n);
-		r = cloak_chan_write(h, reply, 4 + n, cloak_time_ns() + message_ns);
+		uint64_t now = cloak_time_ns();
+		bool turn_over = now - start > TURN_MS * NS_PER_MS;
+		if (have || turn_over) {
+			/* A next frame has begun, or the others' turn comes after this
+			 * reply: the reply alone. */
+			r = cloak_chan_write(h, reply, 4 + n, now + message_ns);
+			wipe(reply, 4 + n);
+			wipe_bounce(4 + n);
+			if (r == -CLOAK_EPIPE)
+				return NULL;
+			if (r)
+				return "client not reading";
+			if (turn_over)
+				return ""; /* its turn is over */
+			continue;
+		}
+		size_t sent;
+		long got = cloak_chan_write_read(h, reply, 4 + n, now + message_ns, in, sizeof in, now + KEEP_MS * NS_PER_MS,
+						 &sent);
 		wipe(reply, 4 + n);
-		wipe_bounce(4 + n);
-		if (r == -CLOAK_EPIPE)
+		if (got > 0) {
+			have = (size_t)got;
+			continue;
+		}
+		if (got == -CLOAK_EPIPE)
 			return NULL;
-		if (r)
+		if (sent < 4 + n)
 			return "client not reading";
-		replied = true;
+		return ""; /* no next frame in KEEP_MS: idle */
 	}
 }
 
