@@ -75,24 +75,34 @@ s.close()'
 	[[ "$output" == *"echoed 1048576 bytes, then -10"* ]]
 }
 
-@test "write-read (CHAN_XFER): replies and next requests in one call each; 300 rounds intact, then EPIPE" {
+@test "write-read (CHAN_XFER): replies and next requests in one call each; 300 rounds intact, then EPIPE; nothing left in shared pages" {
 	need_kvm
 	# A request-reply peer: each message waits for its echo before the
 	# next goes, so every guest call after the first read is a reply and
 	# the wait for the next request. The device process's own count of
 	# calls says whether they went as one call a round (about 300) or as a
-	# write, a poll and a read (about 900).
-	echo_with_peer -v xecho c '
+	# write, a poll and a read (about 900). The last message is a marker
+	# that no page the guest shared may hold at its exit (the runtime
+	# zeroes what it staged in the bounce pool).
+	start_guest -v --dump-shared="$TMP/shared.dump" --channel c=listen:"$TMP/c.sock" "$ECHO" xecho c
+	py "$CONNECT"'
 import os
 s = connect(sys.argv[1])
 for i in range(300):
     m = os.urandom(1 + i * 37 % 3000)
     s.sendall(m); assert recv_exact(s, len(m)) == m, "round %d differs" % i
-s.close()'
+m = b"XFER-MARKER-%04d;" % 7 * 100
+s.sendall(m); assert recv_exact(s, len(m)) == m, "the marker differs"
+s.close()' "$TMP/c.sock"
+	finish_guest
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[[ "$output" == *"xechoed "*" bytes, then -10"* ]] || { echo "$output"; false; }
 	[[ "$output" =~ device\ process:\ ([0-9]+)\ calls ]] || { echo "$output"; false; }
 	[ "${BASH_REMATCH[1]}" -ge 300 ] && [ "${BASH_REMATCH[1]}" -lt 400 ] ||
-		{ echo "device calls: ${BASH_REMATCH[1]} for 300 rounds"; false; }
+		{ echo "device calls: ${BASH_REMATCH[1]} for 301 rounds"; false; }
+	[ "$(stat -c %s "$TMP/shared.dump")" -ge 4096 ]
+	run grep -c "XFER-MARKER" "$TMP/shared.dump"
+	[ "$output" = 0 ] || { echo "the marker is in $output place(s) of the shared pages"; false; }
 }
 
 @test "write-read (CHAN_XFER) with bad arguments: each refused whole, before a byte of its reply goes" {
