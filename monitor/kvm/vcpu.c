@@ -79,7 +79,7 @@ int vcpu_setup(struct vcpu *v, struct kvm_host *k, struct guestmem *gm, uint64_t
 	if (!supported)
 		return fail_set(f, CLOAK_EXIT_INTERNAL, "KVM_GET_SUPPORTED_CPUID: %s",
 				strerror(errno));
-	int r = cpu_setup(supported, v->fd, gm, entry, image, nimage, &v->nx, f);
+	int r = cpu_setup(supported, kvm_host_hw_virt(), v->fd, gm, entry, image, nimage, &v->nx, f);
 	free(supported);
 	if (r)
 		return -1;

@@ -25,6 +25,20 @@
  * RDRAND/RDSEED for entropy. Everything else, the host's virtualization
  * features (VMX, SVM) and KVM's own leaves above all, is withheld: a guest
  * has no use for it and it says more about the host than guests need.
+ *
+ * Where KVM runs guest code on the CPU (VMX, SVM), a guest also sees, if
+ * the host's KVM offers them, the extensions after SSE2 that crypto
+ * libraries choose their code by (native_ext below): the key services'
+ * libraries pick constant-time hardware AES and GHASH when CPUID names
+ * them (BearSSL's aes_x86ni wants AES and SSE4.1, its ghash_pclmul
+ * PCLMULQDQ and SSSE3; both constant-time, as the portable aes_ct and
+ * ghash_ctmul64 are), and bignum code written for MULX (BMI2) and
+ * ADCX/ADOX (ADX) looks for those bits (Debian's GMP, which the guests
+ * link, is built without run-time CPU detection and picks nothing by them
+ * today). None of them needs XCR0: AVX, XSAVE and OSXSAVE stay withheld.
+ * Where KVM emulates guest code its emulator runs none of these
+ * instructions (SSE arithmetic ends the guest there), so the guest sees
+ * the baseline only and its libraries keep their portable code.
  */
 #define LEAF_MAX_BASIC 7u
 #define LEAF_MAX_EXT 0x80000008u
@@ -42,7 +56,7 @@ static const struct cpuid_keep keep[] = {
 	{ 0x1, ALL, 0xff00u, BIT(30),
 	  BIT(0) | BIT(4) | BIT(6) | BIT(8) | BIT(15) | BIT(16) | BIT(19) | BIT(23) |
 		  BIT(24) | BIT(25) | BIT(26) },
-	/* structured features, subleaf 0: RDSEED only (eax: no subleaves) */
+	/* structured features, subleaf 0: RDSEED (eax: no subleaves) */
 	{ 0x7, 0, BIT(18), 0, 0 },
 	/* the highest extended leaf (clamped below), vendor string */
 	{ 0x80000000u, ALL, ALL, ALL, ALL },
@@ -53,27 +67,37 @@ static const struct cpuid_keep keep[] = {
 	/* physical and linear address sizes */
 	{ 0x80000008u, 0xffffu, 0, 0, 0 },
 };
+/* Kept besides, where the CPU runs guest code (above). */
+static const struct cpuid_keep native_ext[] = {
+	/* SSE3, PCLMULQDQ, SSSE3, SSE4.1, SSE4.2, POPCNT, AES */
+	{ 0x1, 0, 0, BIT(0) | BIT(1) | BIT(9) | BIT(19) | BIT(20) | BIT(23) | BIT(25), 0 },
+	/* subleaf 0: BMI1, BMI2, ADX */
+	{ 0x7, 0, BIT(3) | BIT(8) | BIT(19), 0, 0 },
+};
 
-static const struct cpuid_keep *find_keep(uint32_t function)
+static const struct cpuid_keep *find_in(const struct cpuid_keep *t, size_t n, uint32_t function)
 {
-	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
-		if (keep[i].function == function)
-			return &keep[i];
+	for (size_t i = 0; i < n; i++)
+		if (t[i].function == function)
+			return &t[i];
 	return NULL;
 }
 
-void cpu_filter_cpuid(struct kvm_cpuid2 *c)
+void cpu_filter_cpuid(struct kvm_cpuid2 *c, bool native_cpu)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 e = c->entries[i];
-		const struct cpuid_keep *k = find_keep(e.function);
+		const struct cpuid_keep *k = find_in(keep, sizeof keep / sizeof keep[0], e.function);
 		if (!k || (e.function == 0x7 && e.index != 0))
 			continue;
-		e.eax &= k->eax;
-		e.ebx &= k->ebx;
-		e.ecx &= k->ecx;
-		e.edx &= k->edx;
+		const struct cpuid_keep *x =
+			native_cpu ? find_in(native_ext, sizeof native_ext / sizeof native_ext[0], e.function)
+				   : NULL;
+		e.eax &= k->eax | (x ? x->eax : 0);
+		e.ebx &= k->ebx | (x ? x->ebx : 0);
+		e.ecx &= k->ecx | (x ? x->ecx : 0);
+		e.edx &= k->edx | (x ? x->edx : 0);
 		if (e.function == 0x0 && e.eax > LEAF_MAX_BASIC)
 			e.eax = LEAF_MAX_BASIC;
 		if (e.function == 0x80000000u && e.eax > LEAF_MAX_EXT)
@@ -83,9 +107,9 @@ void cpu_filter_cpuid(struct kvm_cpuid2 *c)
 	c->nent = n;
 }
 
-static int set_cpuid(struct kvm_cpuid2 *c, int vcpu_fd, bool *nx, struct fail *f)
+static int set_cpuid(struct kvm_cpuid2 *c, bool native_cpu, int vcpu_fd, bool *nx, struct fail *f)
 {
-	cpu_filter_cpuid(c);
+	cpu_filter_cpuid(c, native_cpu);
 	*nx = false;
 	for (uint32_t i = 0; i < c->nent; i++)
 		if (c->entries[i].function == 0x80000001u)
@@ -144,10 +168,10 @@ static void flat_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool
 	};
 }
 
-int cpu_setup(struct kvm_cpuid2 *supported, int vcpu_fd, struct guestmem *gm, uint64_t entry,
-	      const struct pt_range *image, unsigned nimage, bool *nx, struct fail *f)
+int cpu_setup(struct kvm_cpuid2 *supported, bool native_cpu, int vcpu_fd, struct guestmem *gm,
+	      uint64_t entry, const struct pt_range *image, unsigned nimage, bool *nx, struct fail *f)
 {
-	if (set_cpuid(supported, vcpu_fd, nx, f))
+	if (set_cpuid(supported, native_cpu, vcpu_fd, nx, f))
 		return -1;
 	uint64_t cr3 = write_tables(gm, image, nimage, *nx, f);
 	if (!cr3)
@@ -169,7 +193,9 @@ int cpu_setup(struct kvm_cpuid2 *supported, int vcpu_fd, struct guestmem *gm, ui
 		X86_CR0_PG;
 	/* OSFXSR: prebuilt libraries (BearSSL) use SSE *moves*, which hosts
 	 * whose KVM emulates guest code can run; SSE arithmetic they cannot,
-	 * so guests are built without it. */
+	 * so guests are built without it. Where the CPU runs guest code the
+	 * libraries' SSE arithmetic, AES-NI and PCLMULQDQ included, runs too:
+	 * none of it needs more than OSFXSR and OSXMMEXCPT. */
 	s.cr4 = X86_CR4_PAE | X86_CR4_OSFXSR | X86_CR4_OSXMMEXCPT;
 	s.cr3 = cr3;
 	s.efer = X86_EFER_LME | X86_EFER_LMA | (*nx ? X86_EFER_NXE : 0);

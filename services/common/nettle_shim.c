@@ -9,10 +9,10 @@
  * assert(). Guest only; the host links the real ones.
  *
  * The token's key wrapping calls Nettle's nist_keywrap16 with its own
- * block function (BearSSL's aes_ct, p11_aes.c); the same object holds
- * aes128_keywrap and its siblings, which name Nettle's AES, whose
- * run-time choice of implementation (fat-x86_64.o) would bring getenv
- * and a constructor in. Nettle's AES is defined here instead, to stop:
+ * block function (BearSSL's aes_x86ni or aes_ct, p11_aes.c); the same
+ * object holds aes128_keywrap and its siblings, which name Nettle's AES,
+ * whose run-time choice of implementation (fat-x86_64.o) would bring
+ * getenv and a constructor in. Nettle's AES is defined here instead, to stop:
  * nothing the guests do calls it.
  */
 #include <stddef.h>

@@ -138,11 +138,13 @@ int main(int argc, char **argv)
 		unsigned max = a;
 		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
 		unsigned hv = c >> 31 & 1, vmx = c >> 5 & 1;
+		unsigned aes = c >> 25 & 1, pclmul = c >> 1 & 1, avx = c >> 28 & 1, osxsave = c >> 27 & 1;
 		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
 		unsigned svm = c >> 2 & 1, nx = d >> 20 & 1;
 		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x40000000u), "c"(0));
-		printf("cpuid: max_basic=%u hypervisor=%u vmx=%u svm=%u nx=%u kvm_signature=%s\n", max, hv,
-		       vmx, svm, nx, b == 0x4b4d564bu ? "yes" : "no");
+		printf("cpuid: max_basic=%u hypervisor=%u vmx=%u svm=%u nx=%u kvm_signature=%s aes=%u "
+		       "pclmul=%u avx=%u osxsave=%u\n", max, hv, vmx, svm, nx, b == 0x4b4d564bu ? "yes" : "no",
+		       aes, pclmul, avx, osxsave);
 		return 0;
 	}
 	if (!strcmp(what, "int3"))

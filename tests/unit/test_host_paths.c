@@ -203,8 +203,6 @@ static const struct kvm_cpuid_entry2 *leaf(const struct kvm_cpuid2 *c, uint32_t 
 	return NULL;
 }
 
-/* A guest sees no virtualization features and no hypervisor leaves, and
- * keeps what it uses (NX, RDRAND, RDSEED, the vendor string). */
 /* A guest_memfd is given up only where KVM steps over the instructions it
  * intercepts without decoding them from guest memory. */
 static void test_steps_over_intercepts(void **state)
@@ -222,30 +220,79 @@ static void test_steps_over_intercepts(void **state)
 	assert_non_null(strstr(why, "cannot tell"));
 }
 
-static void test_cpuid_filter(void **state)
+#define B(n) (1u << (n))
+/* What the guest is given of leaf 1 ECX and leaf 7 EBX besides RDRAND
+ * and RDSEED where the CPU runs guest code: SSE3, PCLMULQDQ, SSSE3,
+ * SSE4.1, SSE4.2, POPCNT, AES; BMI1, BMI2, ADX. */
+#define NATIVE_1_ECX (B(0) | B(1) | B(9) | B(19) | B(20) | B(23) | B(25))
+#define NATIVE_7_EBX (B(3) | B(8) | B(19))
+
+/* A host's CPUID as KVM reports it: every feature bit of leaf 1 ECX but
+ * 10, 11, 16 and 18 (so VMX, XSAVE, OSXSAVE, AVX and the hypervisor bit
+ * too), AVX2 and the new bits in leaf 7, KVM's leaves. */
+static struct kvm_cpuid2 *host_cpuid(void)
 {
 	struct kvm_cpuid2 *c = cpuid_table(16);
 	add(c, 0, 0, 0x10, 0x68747541, 0x444d4163, 0x69746e65);
-	add(c, 1, 0, 0x00a00f11, 0x01020800, 0xfffaf3ff | (1u << 5) | (1u << 31), 0x178bfbff);
-	add(c, 7, 0, 1, (1u << 18) | (1u << 0), 0xffff, 0xffff);
+	add(c, 1, 0, 0x00a00f11, 0x01020800, 0xfffaf3ff | B(5) | B(31), 0x178bfbff);
+	add(c, 7, 0, 1, B(18) | B(0) | B(3) | B(5) | B(8) | B(19) | B(29), 0xffff, 0xffff);
 	add(c, 7, 1, 0, 0xffffffff, 0, 0);
 	add(c, 0xd, 0, 7, 0x340, 0x340, 0);
 	add(c, 0x40000000u, 0, 0x40000001u, 0x4b4d564b, 0x564b4d56, 0x4d);
 	add(c, 0x80000000u, 0, 0x80000023u, 0x68747541, 0x444d4163, 0x69746e65);
-	add(c, 0x80000001u, 0, 0, 0, (1u << 2) | (1u << 0), (1u << 20) | (1u << 29) | (1u << 26));
-	cpu_filter_cpuid(c);
-	assert_null(leaf(c, 0x40000000u));
-	assert_null(leaf(c, 0xd));
+	add(c, 0x80000001u, 0, 0, 0, B(2) | B(0), B(20) | B(29) | B(26));
+	return c;
+}
+
+/* What both kinds of KVM withhold. */
+static void assert_withheld(const struct kvm_cpuid2 *c)
+{
+	assert_null(leaf(c, 0x40000000u));                  /* no KVM leaves */
+	assert_null(leaf(c, 0xd));                          /* no XSAVE state leaf */
 	assert_int_equal(leaf(c, 0)->eax, 7);
 	assert_int_equal(leaf(c, 0)->ebx, 0x68747541);
-	assert_int_equal(leaf(c, 1)->ecx & (1u << 5), 0);  /* no VMX */
-	assert_int_equal(leaf(c, 1)->ecx & (1u << 31), 0); /* no hypervisor bit */
-	assert_true(leaf(c, 1)->ecx & (1u << 30));          /* RDRAND kept */
-	assert_int_equal(leaf(c, 7)->ebx, 1u << 18);        /* RDSEED only */
+	assert_int_equal(leaf(c, 1)->ecx & B(5), 0);        /* no VMX */
+	assert_int_equal(leaf(c, 1)->ecx & B(31), 0);       /* no hypervisor bit */
+	assert_int_equal(leaf(c, 1)->ecx & B(26), 0);       /* no XSAVE */
+	assert_int_equal(leaf(c, 1)->ecx & B(27), 0);       /* no OSXSAVE */
+	assert_int_equal(leaf(c, 1)->ecx & B(28), 0);       /* no AVX */
+	assert_true(leaf(c, 1)->ecx & B(30));               /* RDRAND kept */
+	assert_int_equal(leaf(c, 7)->ebx & B(5), 0);        /* no AVX2 */
+	assert_true(leaf(c, 7)->ebx & B(18));               /* RDSEED kept */
 	assert_int_equal(leaf(c, 7)->index, 0);             /* subleaf 1 dropped */
 	assert_int_equal(leaf(c, 0x80000000u)->eax, 0x80000008u);
 	assert_int_equal(leaf(c, 0x80000001u)->ecx, 0);     /* no SVM */
-	assert_int_equal(leaf(c, 0x80000001u)->edx, (1u << 20) | (1u << 29));
+	assert_int_equal(leaf(c, 0x80000001u)->edx, B(20) | B(29));
+}
+
+/* A guest sees no virtualization features and no hypervisor leaves, and
+ * keeps what it uses (NX, RDRAND, RDSEED, the vendor string); where the
+ * CPU runs guest code, also the extensions the crypto libraries look for
+ * (AES, PCLMULQDQ, SSSE3, SSE4, POPCNT, BMI, ADX), and never what needs
+ * XCR0 (AVX, XSAVE). */
+static void test_cpuid_filter(void **state)
+{
+	(void)state;
+	struct kvm_cpuid2 *c = host_cpuid();
+	cpu_filter_cpuid(c, true);
+	assert_withheld(c);
+	assert_int_equal(leaf(c, 1)->ecx, B(30) | NATIVE_1_ECX);
+	assert_int_equal(leaf(c, 7)->ebx, B(18) | NATIVE_7_EBX);
+	free(c);
+	/* Where KVM emulates guest code: the baseline only. */
+	c = host_cpuid();
+	cpu_filter_cpuid(c, false);
+	assert_withheld(c);
+	assert_int_equal(leaf(c, 1)->ecx, B(30));
+	assert_int_equal(leaf(c, 7)->ebx, B(18));
+	free(c);
+	/* Nothing is added: a host without them gives none of them. */
+	c = host_cpuid();
+	c->entries[1].ecx &= ~NATIVE_1_ECX;
+	c->entries[2].ebx &= ~NATIVE_7_EBX;
+	cpu_filter_cpuid(c, true);
+	assert_int_equal(leaf(c, 1)->ecx, B(30));
+	assert_int_equal(leaf(c, 7)->ebx, B(18));
 	free(c);
 }
 

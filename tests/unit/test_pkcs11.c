@@ -13,9 +13,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <cpuid.h>
 #include <gmp.h>
 
 #include <bearssl.h>
@@ -2560,6 +2562,180 @@ static void test_ed25519_persist(void **state)
 	assert_int_equal(rv, CKR_ATTRIBUTE_SENSITIVE);
 }
 
+/* ---- BearSSL's two kinds of AES and GHASH code: the CPU's (aes_x86ni,
+ * ghash_pclmul) where this host has AES-NI and PCLMULQDQ, and the
+ * portable aes_ct and ghash_ctmul64 (p11_aes_force_portable). */
+
+/* Which the token picks: the CPU's where CPUID names AES-NI and SSE4.1
+ * (BearSSL's aes_x86ni asks for both) and PCLMULQDQ, the portable code
+ * when forced. */
+static void test_aes_code(void **state)
+{
+	unsigned a = 0, b = 0, c = 0, d = 0;
+	assert_true(__get_cpuid(1, &a, &b, &c, &d));
+	bool ni = (c & bit_AES) && (c & bit_SSE4_1), pclmul = (c & bit_PCLMUL) != 0;
+	const char *want = ni ? (pclmul ? "aes_x86ni, ghash_pclmul" : "aes_x86ni, ghash_ctmul64")
+			      : (pclmul ? "aes_ct, ghash_pclmul" : "aes_ct, ghash_ctmul64");
+	assert_string_equal(p11_aes_impl(), want);
+	print_message("the token's AES on this host: %s\n", want);
+	p11_aes_force_portable(true);
+	assert_string_equal(p11_aes_impl(), "aes_ct, ghash_ctmul64");
+	p11_aes_force_portable(false);
+	assert_string_equal(p11_aes_impl(), want);
+}
+
+static size_t unhex(uint8_t *dst, const char *hex)
+{
+	size_t n = strlen(hex) / 2;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+		dst[i] = (uint8_t)v;
+	}
+	return n;
+}
+
+/* A whole message through one operation (an update, then the final). */
+static size_t aes_whole(CK_MECHANISM_TYPE mech, bool enc, const uint8_t *key, size_t klen, const uint8_t *param,
+			size_t plen, const uint8_t *in, size_t len, uint8_t *dst, CK_RV *final_rv)
+{
+	struct p11_aes a;
+	size_t n = 0, m = 0;
+	bool more = false;
+	assert_int_equal(p11_aes_init(&a, mech, enc, key, klen, param, plen), CKR_OK);
+	assert_int_equal(p11_aes_update(&a, in, len, dst, &n), CKR_OK);
+	*final_rv = p11_aes_final(&a, dst + n, 4096, &m, &more);
+	assert_false(more);
+	p11_aes_end(&a);
+	return n + m;
+}
+
+/* The vector one way and back the other. */
+static void aes_vector(CK_MECHANISM_TYPE mech, const char *key_hex, const uint8_t *param, size_t plen,
+		       const char *plain_hex, const char *cipher_hex)
+{
+	uint8_t key[32], plain[128], cipher[160], got[160];
+	size_t klen = unhex(key, key_hex), len = unhex(plain, plain_hex), clen = unhex(cipher, cipher_hex);
+	CK_RV rv;
+	assert_int_equal(aes_whole(mech, true, key, klen, param, plen, plain, len, got, &rv), clen);
+	assert_int_equal(rv, CKR_OK);
+	assert_memory_equal(got, cipher, clen);
+	assert_int_equal(aes_whole(mech, false, key, klen, param, plen, cipher, clen, got, &rv), len);
+	assert_int_equal(rv, CKR_OK);
+	assert_memory_equal(got, plain, len);
+	if (mech == CKM_AES_GCM) { /* a tag changed: refused, nothing out */
+		cipher[clen - 1] ^= 1;
+		assert_int_equal(aes_whole(mech, false, key, klen, param, plen, cipher, clen, got, &rv), 0);
+		assert_int_equal(rv, CKR_ENCRYPTED_DATA_INVALID);
+	}
+}
+
+#define SP800_38A_PLAIN                                                                  \
+	"6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"               \
+	"30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710"
+#define SP800_38A_K128 "2b7e151628aed2a6abf7158809cf4f3c"
+#define SP800_38A_K256 "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4"
+#define GCM_PLAIN                                                                        \
+	"d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"               \
+	"1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39"
+#define GCM_K128 "feffe9928665731c6d6a8f9467308308"
+
+/* Published vectors: NIST SP 800-38A F.1.1, F.2.1, F.2.5, F.5.1, F.5.5
+ * (ECB, CBC, CTR), the GCM specification's test cases 4, 6 (a 60-byte IV)
+ * and 16, RFC 4493's CMAC examples, RFC 3394 4.1's key wrap. */
+static void aes_known_answers(void)
+{
+	uint8_t iv[16], param[256], aad[20], gcm_iv[60];
+	unhex(iv, "000102030405060708090a0b0c0d0e0f");
+	aes_vector(CKM_AES_ECB, SP800_38A_K128, NULL, 0, SP800_38A_PLAIN,
+		   "3ad77bb40d7a3660a89ecaf32466ef97f5d3d58503b9699de785895a96fdbaaf"
+		   "43b1cd7f598ece23881b00e3ed0306887b0c785e27e8ad3f8223207104725dd4");
+	aes_vector(CKM_AES_CBC, SP800_38A_K128, iv, 16, SP800_38A_PLAIN,
+		   "7649abac8119b246cee98e9b12e9197d5086cb9b507219ee95db113a917678b2"
+		   "73bed6b8e3c1743b7116e69e222295163ff1caa1681fac09120eca307586e1a7");
+	aes_vector(CKM_AES_CBC, SP800_38A_K256, iv, 16, SP800_38A_PLAIN,
+		   "f58c4c04d6e5f1ba779eabfb5f7bfbd69cfc4e967edb808d679f777bc6702c7d"
+		   "39f23369a9d9bacfa530e26304231461b2eb05e2c39be9fcda6c19078c6a9d1b");
+	CK_AES_CTR_PARAMS cp = { 128, { 0 } };
+	unhex(cp.cb, "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+	memcpy(param, &cp, sizeof cp);
+	aes_vector(CKM_AES_CTR, SP800_38A_K128, param, sizeof cp, SP800_38A_PLAIN,
+		   "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff"
+		   "5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee");
+	aes_vector(CKM_AES_CTR, SP800_38A_K256, param, sizeof cp, SP800_38A_PLAIN,
+		   "601ec313775789a5b7a7f504bbf3d228f443e3ca4d62b59aca84e990cacaf5c5"
+		   "2b0930daa23de94ce87017ba2d84988ddfc9c58db67aada613c2dd08457941a6");
+	unhex(aad, "feedfacedeadbeeffeedfacedeadbeefabaddad2");
+	size_t ivlen = unhex(gcm_iv, "cafebabefacedbaddecaf888");
+	size_t plen = gcm_param(param, gcm_iv, ivlen, aad, sizeof aad, 128);
+	aes_vector(CKM_AES_GCM, GCM_K128, param, plen, GCM_PLAIN,
+		   "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e"
+		   "21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091"
+		   "5bc94fbc3221a5db94fae95ae7121a47");
+	aes_vector(CKM_AES_GCM, GCM_K128 GCM_K128, param, plen, GCM_PLAIN,
+		   "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
+		   "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662"
+		   "76fc6ece0f4e1768cddf8853bb2d551b");
+	ivlen = unhex(gcm_iv, "9313225df88406e555909c5aff5269aa6a7a9538534f7da1e4c303d2a318a728"
+			      "c3c0c95156809539fcf0e2429a6b525416aedbf5a0de6a57a637b39b");
+	plen = gcm_param(param, gcm_iv, ivlen, aad, sizeof aad, 128);
+	aes_vector(CKM_AES_GCM, GCM_K128, param, plen, GCM_PLAIN,
+		   "8ce24998625615b603a033aca13fb894be9112a5c3a211a8ba262a3cca7e2ca7"
+		   "01e4a9a4fba43c90ccdcb281d48c7c6fd62875d2aca417034c34aee5"
+		   "619cc5aefffe0bfa462af43c1699d050");
+	/* CMAC, RFC 4493 section 4: the first 0, 16, 40 and 64 bytes. */
+	static const char *const cmacs[] = { "bb1d6929e95937287fa37d129b756746", "070a16b46b4d4144f79bdd9dd04a287c",
+					     "dfa66747de9ae63030ca32611497c827", "51f0bebf7e3b9d92fc49741779363cfe" };
+	static const size_t cmac_lens[] = { 0, 16, 40, 64 };
+	uint8_t key[32], msg[64], tag[16], want[16];
+	size_t klen = unhex(key, SP800_38A_K128);
+	unhex(msg, SP800_38A_PLAIN);
+	for (size_t i = 0; i < 4; i++) {
+		struct p11_cmac m;
+		assert_true(p11_cmac_init(&m, key, klen));
+		p11_cmac_update(&m, msg, cmac_lens[i]);
+		p11_cmac_out(&m, tag);
+		unhex(want, cmacs[i]);
+		assert_memory_equal(tag, want, 16);
+	}
+	/* RFC 3394 4.1: 128 bits of key data with a 128-bit KEK. */
+	uint8_t kek[16], data[16], wrapped[24], back[24];
+	size_t n = 0;
+	unhex(kek, "000102030405060708090a0b0c0d0e0f");
+	unhex(data, "00112233445566778899aabbccddeeff");
+	unhex(want, "1fa68b0a8112b447");
+	assert_int_equal(p11_aes_wrap(false, kek, 16, data, 16, wrapped), 24);
+	assert_memory_equal(wrapped, want, 8);
+	unhex(want, "aef34bd8fb5a7b829d3e862371d2cfe5");
+	assert_memory_equal(wrapped + 8, want, 16);
+	assert_true(p11_aes_unwrap(false, kek, 16, wrapped, 24, back, &n));
+	assert_int_equal(n, 16);
+	assert_memory_equal(back, data, 16);
+}
+
+static int end_portable(void **state)
+{
+	p11_aes_force_portable(false);
+	return 0;
+}
+
+/* The same vectors through the CPU's code (where this host has it) and
+ * the portable code. */
+static void test_aes_known_answers(void **state)
+{
+	aes_known_answers();
+	p11_aes_force_portable(true);
+	aes_known_answers();
+	p11_aes_force_portable(false);
+}
+
+/* The token's AES tests again, forced onto the portable code. */
+static int setup_portable(void **state)
+{
+	p11_aes_force_portable(true);
+	return setup(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2580,6 +2756,12 @@ int main(void)
 		cmocka_unit_test_setup(test_aes_errors, setup),
 		cmocka_unit_test_setup(test_aes_key_wrap, setup),
 		cmocka_unit_test_setup(test_macs, setup),
+		cmocka_unit_test(test_aes_code),
+		cmocka_unit_test_teardown(test_aes_known_answers, end_portable),
+		{ "test_aes_modes (aes_ct)", test_aes_modes, setup_portable, end_portable, NULL },
+		{ "test_aes_errors (aes_ct)", test_aes_errors, setup_portable, end_portable, NULL },
+		{ "test_aes_key_wrap (aes_ct)", test_aes_key_wrap, setup_portable, end_portable, NULL },
+		{ "test_macs (aes_ct)", test_macs, setup_portable, end_portable, NULL },
 		cmocka_unit_test_setup(test_digests, setup),
 		cmocka_unit_test_setup(test_secret_latching, setup),
 		cmocka_unit_test_setup(test_copy_size, setup),

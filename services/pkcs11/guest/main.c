@@ -33,6 +33,7 @@
 #include "wipe.h"
 #include "cloak/channel.h"
 #include "cloak/guest.h"
+#include "p11_aes.h"
 #include "p11_persist.h"
 #include "p11_token.h"
 
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
 	int h = service_open("pkcs11", CHANNEL);
 	if (h < 0)
 		return 1;
-	printf("pkcs11: ready; protection 0x%llx; %s; %s\n", (unsigned long long)cloak_protection(),
-	       entropy_report, store_report);
+	printf("pkcs11: ready; protection 0x%llx; %s; %s; aes: %s\n", (unsigned long long)cloak_protection(),
+	       entropy_report, store_report, p11_aes_impl());
 	return service_loop("pkcs11", CHANNEL, h, serve);
 }

@@ -1,13 +1,69 @@
 /* SPDX-License-Identifier: ISC */
-/* AES on BearSSL's aes_ct, key wrapping and CMAC on Nettle: see p11_aes.h. */
+/* AES on BearSSL's aes_x86ni or aes_ct, key wrapping and CMAC on Nettle:
+ * see p11_aes.h. */
 #include "p11_aes.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <bearssl/bearssl_hash.h>
 #include <nettle/nist-keywrap.h>
 
 #include "wipe.h"
+
+/* ---- the code: BearSSL's, chosen by CPUID */
+
+/*
+ * aes_x86ni and ghash_pclmul run on the CPU's AES-NI and PCLMULQDQ;
+ * aes_ct (bitsliced) and ghash_ctmul64 (multiplications with holes) in
+ * general registers. BearSSL documents all four as constant-time
+ * (bearssl.org/constanttime.html). Its *_get functions return the
+ * hardware code only where CPUID names the instructions, which the monitor
+ * shows only where KVM runs guest code on the CPU (monitor/x86/cpu.c).
+ * AES is all aes_x86ni or all aes_ct, never a mix.
+ */
+struct aes_code {
+	const char *name;
+	const br_block_cbcenc_class *cbcenc;
+	const br_block_cbcdec_class *cbcdec;
+	const br_block_ctr_class *ctr;
+	br_ghash ghash;
+};
+static const struct aes_code portable = {
+	"aes_ct, ghash_ctmul64", &br_aes_ct_cbcenc_vtable, &br_aes_ct_cbcdec_vtable,
+	&br_aes_ct_ctr_vtable, br_ghash_ctmul64,
+};
+static struct aes_code cpu_code;
+static bool cpu_asked, force_portable;
+
+static const struct aes_code *code(void)
+{
+	if (!cpu_asked) {
+		cpu_code = portable;
+		const br_block_cbcenc_class *e = br_aes_x86ni_cbcenc_get_vtable();
+		const br_block_cbcdec_class *d = br_aes_x86ni_cbcdec_get_vtable();
+		const br_block_ctr_class *c = br_aes_x86ni_ctr_get_vtable();
+		if (e && d && c)
+			cpu_code.cbcenc = e, cpu_code.cbcdec = d, cpu_code.ctr = c;
+		br_ghash g = br_ghash_pclmul_get();
+		if (g)
+			cpu_code.ghash = g;
+		cpu_code.name = e && d && c ? (g ? "aes_x86ni, ghash_pclmul" : "aes_x86ni, ghash_ctmul64")
+					    : (g ? "aes_ct, ghash_pclmul" : "aes_ct, ghash_ctmul64");
+		cpu_asked = true;
+	}
+	return force_portable ? &portable : &cpu_code;
+}
+
+const char *p11_aes_impl(void)
+{
+	return code()->name;
+}
+
+void p11_aes_force_portable(bool on)
+{
+	force_portable = on;
+}
 
 bool p11_aes_mode(CK_MECHANISM_TYPE mech)
 {
@@ -20,14 +76,16 @@ static bool key_len_ok(size_t klen)
 	return klen == 16 || klen == 24 || klen == 32;
 }
 
-/* aes_ct as Nettle's nettle_cipher_func: one block at a time, as CBC
- * with a zero IV (which is the block function itself). */
+/* The block function as Nettle's nettle_cipher_func (ctx: a
+ * br_aes_gen_cbcenc_keys): one block at a time, as CBC with a zero IV
+ * (which is the block function itself). */
 static void ecb_encrypt(const void *ctx, size_t length, uint8_t *dst, const uint8_t *src)
 {
+	const br_block_cbcenc_class *const *k = ctx;
 	for (size_t i = 0; i + P11_AES_BLOCK <= length; i += P11_AES_BLOCK) {
 		uint8_t iv[P11_AES_BLOCK] = { 0 };
 		memmove(dst + i, src + i, P11_AES_BLOCK);
-		br_aes_ct_cbcenc_run(ctx, iv, dst + i, P11_AES_BLOCK);
+		(*k)->run(k, iv, dst + i, P11_AES_BLOCK);
 	}
 }
 
@@ -36,7 +94,7 @@ static void ecb_encrypt(const void *ctx, size_t length, uint8_t *dst, const uint
  * unwrapping has run (its last step is a block decryption whose first
  * half is A: RFC 3394 2.2.2, RFC 5649 4.2). */
 struct ecb_dec {
-	br_aes_ct_cbcdec_keys k;
+	br_aes_gen_cbcdec_keys k;
 	uint8_t last[8];
 };
 
@@ -46,7 +104,7 @@ static void ecb_decrypt(const void *ctx, size_t length, uint8_t *dst, const uint
 	for (size_t i = 0; i + P11_AES_BLOCK <= length; i += P11_AES_BLOCK) {
 		uint8_t iv[P11_AES_BLOCK] = { 0 };
 		memmove(dst + i, src + i, P11_AES_BLOCK);
-		br_aes_ct_cbcdec_run(&d->k, iv, dst + i, P11_AES_BLOCK);
+		d->k.vtable->run(&d->k.vtable, iv, dst + i, P11_AES_BLOCK);
 		memcpy(d->last, dst + i, sizeof d->last);
 	}
 }
@@ -89,7 +147,7 @@ static CK_RV gcm_params(struct p11_aes *a, const uint8_t *param, size_t plen)
 	if (tag_bits % 8 || !(tag_bits == 32 || tag_bits == 64 || (tag_bits >= 96 && tag_bits <= 128)))
 		return CKR_MECHANISM_PARAM_INVALID;
 	a->tag_len = (uint32_t)(tag_bits / 8);
-	br_gcm_init(&a->gcm, &a->k.ctr.vtable, br_ghash_ctmul64);
+	br_gcm_init(&a->gcm, &a->k.ctr.vtable, code()->ghash);
 	br_gcm_reset(&a->gcm, iv.p, iv.len);
 	br_gcm_aad_inject(&a->gcm, aad.p, aad.len);
 	br_gcm_flip(&a->gcm);
@@ -126,12 +184,13 @@ CK_RV p11_aes_init(struct p11_aes *a, CK_MECHANISM_TYPE mech, bool encrypt, cons
 	}
 	if (rv != CKR_OK)
 		return rv;
+	const struct aes_code *cc = code();
 	if (mech == CKM_AES_CTR || mech == CKM_AES_GCM)
-		br_aes_ct_ctr_init(&a->k.ctr, key, klen);
+		cc->ctr->init(&a->k.ctr.vtable, key, klen);
 	else if (encrypt)
-		br_aes_ct_cbcenc_init(&a->k.enc, key, klen);
+		cc->cbcenc->init(&a->k.enc.vtable, key, klen);
 	else
-		br_aes_ct_cbcdec_init(&a->k.dec, key, klen);
+		cc->cbcdec->init(&a->k.dec.vtable, key, klen);
 	if (mech == CKM_AES_GCM && (rv = gcm_params(a, param, plen)) != CKR_OK)
 		p11_aes_end(a);
 	return rv;
@@ -203,7 +262,7 @@ static void ctr_blocks(struct p11_aes *a, uint8_t *p, size_t n)
 		uint64_t room = (uint64_t)UINT32_MAX - cc + 1; /* blocks before the low 32 bits wrap */
 		size_t blocks = (n + P11_AES_BLOCK - 1) / P11_AES_BLOCK;
 		size_t take = blocks <= room ? n : (size_t)room * P11_AES_BLOCK;
-		cc = br_aes_ct_ctr_run(&a->k.ctr, a->iv, cc, p, take);
+		cc = a->k.ctr.vtable->run(&a->k.ctr.vtable, a->iv, cc, p, take);
 		a->iv[12] = (uint8_t)(cc >> 24), a->iv[13] = (uint8_t)(cc >> 16);
 		a->iv[14] = (uint8_t)(cc >> 8), a->iv[15] = (uint8_t)cc;
 		if (!cc)
@@ -246,14 +305,14 @@ static void blocks(struct p11_aes *a, uint8_t *p, size_t n)
 		for (size_t i = 0; i < n; i += P11_AES_BLOCK) {
 			uint8_t iv[P11_AES_BLOCK] = { 0 };
 			if (a->encrypt)
-				br_aes_ct_cbcenc_run(&a->k.enc, iv, p + i, P11_AES_BLOCK);
+				a->k.enc.vtable->run(&a->k.enc.vtable, iv, p + i, P11_AES_BLOCK);
 			else
-				br_aes_ct_cbcdec_run(&a->k.dec, iv, p + i, P11_AES_BLOCK);
+				a->k.dec.vtable->run(&a->k.dec.vtable, iv, p + i, P11_AES_BLOCK);
 		}
 	} else if (a->encrypt) {
-		br_aes_ct_cbcenc_run(&a->k.enc, a->iv, p, n);
+		a->k.enc.vtable->run(&a->k.enc.vtable, a->iv, p, n);
 	} else {
-		br_aes_ct_cbcdec_run(&a->k.dec, a->iv, p, n);
+		a->k.dec.vtable->run(&a->k.dec.vtable, a->iv, p, n);
 	}
 }
 
@@ -423,8 +482,8 @@ size_t p11_aes_wrap(bool pad, const uint8_t *kek, size_t klen, const uint8_t *in
 	size_t n = p11_aes_wrap_len(pad, len);
 	if (!n || !key_len_ok(klen))
 		return 0;
-	br_aes_ct_cbcenc_keys k;
-	br_aes_ct_cbcenc_init(&k, kek, klen);
+	br_aes_gen_cbcenc_keys k;
+	code()->cbcenc->init(&k.vtable, kek, klen);
 	if (!pad) {
 		nist_keywrap16(&k, ecb_encrypt, kw_iv, n, out, in);
 	} else {
@@ -463,7 +522,7 @@ bool p11_aes_unwrap(bool pad, const uint8_t *kek, size_t klen, const uint8_t *in
 	if (!key_len_ok(klen) || len % 8 || len < 16 || (!pad && len < 24))
 		return false;
 	struct ecb_dec d;
-	br_aes_ct_cbcdec_init(&d.k, kek, klen);
+	code()->cbcdec->init(&d.k.vtable, kek, klen);
 	size_t n = len - 8;
 	bool ok;
 	if (!pad) {
@@ -510,7 +569,7 @@ bool p11_cmac_init(struct p11_cmac *m, const uint8_t *key, size_t klen)
 	wipe(m, sizeof *m);
 	if (!key_len_ok(klen))
 		return false;
-	br_aes_ct_cbcenc_init(&m->k, key, klen);
+	code()->cbcenc->init(&m->k.vtable, key, klen);
 	cmac128_set_key(&m->key, &m->k, ecb_encrypt);
 	cmac128_init(&m->ctx);
 	return true;

@@ -5,15 +5,19 @@
  * CKM_AES_KEY_WRAP and RFC 5649's CKM_AES_KEY_WRAP_KWP) and CMAC. No
  * cryptographic primitive is written here:
  *
- *   - the block cipher is BearSSL's aes_ct (bitsliced, constant-time per
- *     BearSSL's documentation; no SSE in Debian's build), named
- *     explicitly, never the library's default;
- *   - GCM is BearSSL's br_gcm over aes_ct's CTR and br_ghash_ctmul64
- *     (constant-time per BearSSL; gcc vectorised a few of its shifts and
- *     logic with SSE2 integer instructions, so it runs where the CPU runs
- *     guest code, as the store's libsodium does);
+ *   - the block cipher is BearSSL's aes_x86ni (AES-NI) where CPUID names
+ *     AES and SSE4.1 (the monitor shows them only where KVM runs guest
+ *     code on the CPU), else its aes_ct (bitsliced; no SSE in Debian's
+ *     build); both constant-time per BearSSL's documentation
+ *     (bearssl.org/constanttime.html), named explicitly, never the
+ *     library's default (which may pick its table-based AES);
+ *   - GCM is BearSSL's br_gcm over that CTR and br_ghash_pclmul where
+ *     CPUID names PCLMULQDQ, else br_ghash_ctmul64 (both constant-time per
+ *     BearSSL; gcc vectorised a few of ctmul64's shifts and logic with SSE2
+ *     integer instructions, so GCM runs only where the CPU runs guest
+ *     code, as the store's libsodium does);
  *   - RFC 3394's wrapping function and CMAC are Nettle's
- *     (nist_keywrap16, cmac128) over aes_ct's block function;
+ *     (nist_keywrap16, cmac128) over that block function;
  *   - RFC 5649 (KWP) is Nettle's RFC 3394 function with RFC 5649's
  *     8-byte prefix (its length indicator) and zero padding, checked in
  *     constant time (a single block: one AES block operation).
@@ -50,13 +54,22 @@
  * which holds pointers): u64 ivBits, u64 tagBits, bytes iv, bytes aad. */
 #define P11_GCM_IV_MAX 256
 
+/* The code in use, chosen at the first call that needs it (CPUID, an
+ * exit in a guest, is asked once): "aes_x86ni" or "aes_ct", then
+ * "ghash_pclmul" or "ghash_ctmul64", as the guest's ready line says. */
+const char *p11_aes_impl(void);
+/* Tests only: true makes the operations, wraps and MACs started from now
+ * on use aes_ct and ghash_ctmul64 whatever the CPU offers (one started
+ * before keeps its code); false goes back to the CPU's choice. */
+void p11_aes_force_portable(bool on);
+
 struct p11_aes {
 	CK_MECHANISM_TYPE mech;
 	bool encrypt;
-	union {
-		br_aes_ct_cbcenc_keys enc;
-		br_aes_ct_cbcdec_keys dec;
-		br_aes_ct_ctr_keys ctr;
+	union { /* BearSSL's subkeys of any implementation, its class first */
+		br_aes_gen_cbcenc_keys enc;
+		br_aes_gen_cbcdec_keys dec;
+		br_aes_gen_ctr_keys ctr;
 	} k;
 	br_gcm_context gcm;
 	uint8_t iv[P11_AES_BLOCK];  /* CBC: the chaining value; CTR: the next counter block */
@@ -121,7 +134,7 @@ bool p11_aes_unwrap(bool pad, const uint8_t *kek, size_t klen, const uint8_t *in
 
 /* CMAC (NIST SP 800-38B) with AES, 16-byte tags: Nettle's cmac128. */
 struct p11_cmac {
-	br_aes_ct_cbcenc_keys k;
+	br_aes_gen_cbcenc_keys k;
 	struct cmac128_key key;
 	struct cmac128_ctx ctx;
 };
