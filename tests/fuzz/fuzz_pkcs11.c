@@ -25,6 +25,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A selector's low 6 bits reach every operation. */
+_Static_assert(P11_OP_MAX <= 64, "sel's 6 bits no longer name every operation");
+
 /* Deterministic, but a new seed at each call, as fresh entropy would be
  * (the same seed twice would hand out the key's own bytes as "random"
  * numbers); restarted at each input, so a crash reproduces. */

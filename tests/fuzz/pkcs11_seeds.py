@@ -15,7 +15,8 @@ import sys
  FIND_FINAL, KEYGEN, SIGN_INIT, SIGN, SIGN_UPDATE, SIGN_FINAL, RANDOM, DECRYPT_INIT, DECRYPT, SIGN_INIT_SIGN,
  GENERATE_KEY, ENCRYPT_INIT, ENCRYPT, ENCRYPT_UPDATE, ENCRYPT_FINAL, DECRYPT_UPDATE, DECRYPT_FINAL,
  DIGEST_INIT, DIGEST, DIGEST_UPDATE, DIGEST_KEY, DIGEST_FINAL, VERIFY_INIT, VERIFY, VERIFY_UPDATE,
- VERIFY_FINAL, COPY_OBJECT, OBJECT_SIZE, WRAP_KEY, UNWRAP_KEY, DERIVE_KEY) = range(1, 52)
+ VERIFY_FINAL, COPY_OBJECT, OBJECT_SIZE, WRAP_KEY, UNWRAP_KEY, DERIVE_KEY, ENCRYPT_INIT_ENCRYPT,
+ DECRYPT_INIT_DECRYPT) = range(1, 54)
 P256 = bytes.fromhex("06082a8648ce3d030107")
 P384 = bytes.fromhex("06052b81040022")
 
@@ -70,6 +71,21 @@ for name, mech, param in (("ecb", 0x1081, b""), ("cbc", 0x1082, IV), ("cbcpad", 
         + req(DECRYPT_INIT, S + u64(mech) + byts(param) + u64(3))
         + req(DECRYPT_UPDATE, S + b"\x00" + u64(4096) + u64(len(data)) + byts(data))
         + req(DECRYPT_FINAL, S + b"\x00" + u64(4096)))
+# An init and the call after it in one request (the module's deferred
+# C_EncryptInit and C_DecryptInit): GCM both ways, CBC_PAD; an INIT part
+# refused (the public key), a second session that is not the first's.
+ct = b"c" * 64
+seeds["init-crypt"] = (req(ENCRYPT_INIT_ENCRYPT, S + u64(0x1087) + byts(GCM) + u64(3) + S + b"\x00" + u64(4096)
+                           + u64(48) + byts(b"m" * 48))
+                       + req(DECRYPT_INIT_DECRYPT, S + u64(0x1087) + byts(GCM) + u64(3) + S + b"\x00" + u64(4096)
+                             + u64(len(ct)) + byts(ct))
+                       + req(ENCRYPT_INIT_ENCRYPT, S + u64(0x1085) + byts(IV) + u64(3) + S + b"\x01" + u64(0)
+                             + u64(1000) + byts(b""))
+                       + req(ENCRYPT, S + b"\x00" + u64(4096) + u64(20) + byts(b"m" * 20))
+                       + req(ENCRYPT_INIT_ENCRYPT, S + u64(0x1087) + byts(GCM) + u64(1) + S + b"\x00" + u64(64)
+                             + u64(16) + byts(b"m" * 16))
+                       + req(DECRYPT_INIT_DECRYPT, S + u64(0x1081) + byts(b"") + u64(3) + u64(2) + b"\x00"
+                             + u64(64) + u64(16) + byts(b"m" * 16)))
 seeds["secret"] = (req(GENERATE_KEY, S + u64(0x1080) + byts(b"") + tmpl((0x161, ul(16)), (0x162, b"\x01")))
                    + req(CREATE, S + tmpl((0, ul(4)), (0x100, ul(0x1f)), (0x11, b"k" * 16), (0x163, b"\x00")))
                    + req(SET_ATTRS, S + u64(3) + tmpl((0x162, b"\x01"), (0x103, b"\x00"), (0x106, b"\x01")))

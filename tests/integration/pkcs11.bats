@@ -103,18 +103,22 @@ sign_verify() {
 		"child-count 1" "parent-again 0x191" "parent-slots 0x0"
 }
 
-@test "a C_SignInit deferred to the C_Sign after it: signatures verify, a second C_SignInit is refused, the token's errors still come back" {
-	start_memory_token
-	init_token
-	keygen 01 prime256v1
-	pubkey_pem 01
+# deferred_sign: the module's deferred C_SignInit (p11_probe.py deferred)
+# on the initialised token at CLOAK_PKCS11_SOCKET, with a P-256 key made
+# there: the signatures verify, a second C_SignInit is refused, the
+# token's errors still come back.
+deferred_sign() {
+	keygen 01 prime256v1 || return 1
+	pubkey_pem 01 || return 1
 	echo "signed in a cloak guest $RANDOM" | openssl dgst -sha256 -binary > "$TMP/hash"
 	run python3 "$PROBE" "$MODULE" deferred "$PIN" key01 "$TMP/hash" "$TMP"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	# 0x90 CKR_OPERATION_ACTIVE, 0x60 CKR_KEY_HANDLE_INVALID
 	output_has "keys 1" "keygen 0x0" "first-init 0x0" "first-sign 0x0" "again-init 0x0" "again-sign 0x0" \
 		"deferred-init 0x0" "deferred-init-twice 0x90" "deferred-sign 0x0" "gone-init 0x0" "deleted 0" \
-		"gone-sign 0x60" "gone-init-again 0x60" "sha256-init 0x0" "sha256-init-twice 0x90" "sha256-sign 0x0"
+		"gone-sign 0x60" "gone-init-again 0x60" "sha256-init 0x0" "sha256-init-twice 0x90" "sha256-sign 0x0" ||
+		return 1
+	local sig
 	for sig in first-sign again-sign deferred-sign; do
 		run openssl pkeyutl -verify -pubin -inkey "$TMP/pub01.pem" -in "$TMP/hash" -sigfile "$TMP/$sig.der"
 		[[ "$output" == *"Signature Verified Successfully"* ]] || { echo "$sig: $output"; return 1; }
@@ -123,6 +127,65 @@ sign_verify() {
 	echo "not what was signed" | openssl dgst -sha256 -binary > "$TMP/other"
 	run openssl pkeyutl -verify -pubin -inkey "$TMP/pub01.pem" -in "$TMP/other" -sigfile "$TMP/again-sign.der"
 	[ "$status" -ne 0 ] || { echo "$output"; return 1; }
+}
+
+@test "a C_SignInit deferred to the C_Sign after it: signatures verify, a second C_SignInit is refused, the token's errors still come back" {
+	start_memory_token
+	init_token
+	deferred_sign
+}
+
+# deferred_crypt: the module's deferred C_EncryptInit and C_DecryptInit
+# (p11_probe.py deferred-crypt) on the initialised token at
+# CLOAK_PKCS11_SOCKET: AES-GCM in one round trip a call, each ciphertext
+# also decrypted on a new session, where nothing is deferred; the cases
+# that go to the token at once; the token's refusal after another process
+# turned the key's usage off.
+deferred_crypt() {
+	run python3 "$PROBE" "$MODULE" deferred-crypt "$PIN"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	local k
+	for k in 1 2 3; do
+		output_has "gcm$k-encrypt-init 0x0" "gcm$k-encrypt 0x0" "gcm$k-decrypt-init 0x0" "gcm$k-decrypt 0x0" \
+			"gcm$k-elsewhere 0x0" "gcm$k-round-trip 1" || return 1
+	done
+	# 0x90 CKR_OPERATION_ACTIVE, 0x68 CKR_KEY_FUNCTION_NOT_PERMITTED,
+	# 0x40 CKR_ENCRYPTED_DATA_INVALID
+	output_has "key 0x0" "gcm1-encrypt-requests ENCRYPT_INIT ENCRYPT" "gcm1-decrypt-requests DECRYPT_INIT DECRYPT" \
+		"gcm2-encrypt-requests ENCRYPT_INIT_ENCRYPT" "gcm2-decrypt-requests DECRYPT_INIT_DECRYPT" \
+		"gcm3-encrypt-requests ENCRYPT_INIT_ENCRYPT" "gcm3-decrypt-requests DECRYPT_INIT_DECRYPT" \
+		"twice-init 0x0" "twice-init-again 0x90" "twice-encrypt 0x0" "twice-requests ENCRYPT_INIT_ENCRYPT" \
+		"query 0x0" "query-requests ENCRYPT_INIT ENCRYPT" "query-encrypt-requests ENCRYPT" \
+		"multi-update 0x0" "multi-final 0x0" "multi-same 1" \
+		"multi-requests ENCRYPT_INIT ENCRYPT_UPDATE ENCRYPT_FINAL" \
+		"iv16-init-requests ENCRYPT_INIT" "other-key-init 0x68" "other-key-requests ENCRYPT_INIT" \
+		"cbc1-encrypt 0x0" "cbc1-requests ENCRYPT_INIT ENCRYPT" \
+		"cbc2-encrypt 0x0" "cbc2-requests ENCRYPT_INIT_ENCRYPT" \
+		"rsa1-encrypt 0x0" "rsa1-requests ENCRYPT_INIT ENCRYPT" \
+		"rsa2-encrypt 0x0" "rsa2-requests ENCRYPT_INIT ENCRYPT" \
+		"failed-decrypt 0x40" "failed-requests DECRYPT_INIT_DECRYPT" "after-failed-init-requests DECRYPT_INIT" \
+		"set-attrs 0x0" "after-set-init-requests ENCRYPT_INIT" "destroy 0x0" \
+		"deferred-destroy-encrypt 0x0" "deferred-destroy-encrypt-requests ENCRYPT_INIT_ENCRYPT" \
+		"after-destroy-init-requests ENCRYPT_INIT" "login-again 0x0" "after-logout-init-requests ENCRYPT_INIT" \
+		"usage-encrypt-deferred-init 0x0" "usage-encrypt-other-process set-usage 0x0" \
+		"usage-encrypt-refused 0x68" "usage-encrypt-refused-requests ENCRYPT_INIT_ENCRYPT" \
+		"usage-encrypt-init-again 0x68" "usage-encrypt-init-again-requests ENCRYPT_INIT" \
+		"usage-decrypt-deferred-init 0x0" "usage-decrypt-other-process set-usage 0x0" \
+		"usage-decrypt-refused 0x68" "usage-decrypt-refused-requests DECRYPT_INIT_DECRYPT" \
+		"usage-decrypt-init-again 0x68" "usage-decrypt-init-again-requests DECRYPT_INIT"
+}
+
+@test "C_EncryptInit and C_DecryptInit deferred to the call after them: AES-GCM with a new IV each time in one round trip, the token's refusal still comes back, the other cases go at once" {
+	start_memory_token
+	init_token
+	deferred_crypt
+}
+
+@test "the module's deferred C_SignInit, C_EncryptInit and C_DecryptInit on the token's handler as a host process (no VM)" {
+	start_host_token
+	init_token
+	deferred_sign
+	deferred_crypt
 }
 
 @test "p11tool lists the token and its objects and signs with a key made in the guest" {

@@ -1261,6 +1261,159 @@ static void test_aes_errors(void **state)
 	assert_memory_equal(bigback, big, sizeof big);
 }
 
+/* ENCRYPT_INIT_ENCRYPT or DECRYPT_INIT_DECRYPT (op): the INIT part's
+ * arguments (on the session), then the call's on session then (query:
+ * a length query; room: the caller's buffer). Its CK_RV, r on the
+ * results. */
+static CK_RV init_crypt(enum p11_op op, CK_MECHANISM_TYPE mech, const void *param, size_t plen, uint64_t key,
+			uint64_t then, bool query, uint64_t room, const uint8_t *in, size_t len)
+{
+	begin_session(op);
+	wire_put_u64(&w, mech);
+	wire_put_string(&w, param, plen);
+	wire_put_u64(&w, key);
+	wire_put_u64(&w, then);
+	wire_put_u8(&w, query);
+	wire_put_u64(&w, query ? 0 : room);
+	wire_put_u64(&w, len);
+	wire_put_string(&w, in, len);
+	return send_req();
+}
+
+/* C_EncryptInit and C_Encrypt in one request, C_DecryptInit and
+ * C_Decrypt in one: AES-GCM with a new IV each time, against OpenSSL,
+ * and CBC_PAD. A refused INIT part answers alone and starts no
+ * operation; a length query or a buffer too small keeps the one it
+ * started; another session in the second part, or a body cut short
+ * after the INIT part, is CKR_ARGUMENTS_BAD and ends it. */
+static void test_crypt_init_crypt(void **state)
+{
+	uint8_t kv[32], iv[12], aad[13], msg[100], want[200], got[200], param[128];
+	uint32_t n, len;
+	fill_bytes(kv, sizeof kv, 9);
+	fill_bytes(aad, sizeof aad, 11);
+	fill_bytes(msg, sizeof msg, 13);
+	uint64_t key = secret_key(CKK_AES, kv, sizeof kv);
+	for (unsigned k = 0; k < 3; k++) {
+		fill_bytes(iv, sizeof iv, 20 + k);
+		size_t plen = gcm_param(param, iv, sizeof iv, aad, k * 5, 128);
+		size_t wl = ossl_aes(true, CKM_AES_GCM, kv, sizeof kv, iv, sizeof iv, aad, k * 5, 16, msg, sizeof msg,
+				     want);
+		assert_int_equal(init_crypt(P11_OP_ENCRYPT_INIT_ENCRYPT, CKM_AES_GCM, param, plen, key, session, false,
+					    sizeof got, msg, sizeof msg),
+				 CKR_OK);
+		assert_int_equal(get_result(got, sizeof got, &n), wl);
+		assert_int_equal(n, wl);
+		assert_memory_equal(got, want, wl);
+		assert_int_equal(init_crypt(P11_OP_DECRYPT_INIT_DECRYPT, CKM_AES_GCM, param, plen, key, session, false,
+					    sizeof got, want, wl),
+				 CKR_OK);
+		assert_int_equal(get_result(got, sizeof got, &n), sizeof msg);
+		assert_memory_equal(got, msg, sizeof msg);
+		/* Both operations are over. */
+		assert_int_equal(crypt_whole(P11_OP_ENCRYPT, msg, 16, sizeof got, got, &len),
+				 CKR_OPERATION_NOT_INITIALIZED);
+		assert_int_equal(crypt_whole(P11_OP_DECRYPT, want, wl, sizeof got, got, &len),
+				 CKR_OPERATION_NOT_INITIALIZED);
+	}
+	uint8_t cbc_iv[16] = { 5 };
+	size_t wl = ossl_aes(true, CKM_AES_CBC_PAD, kv, sizeof kv, cbc_iv, 16, NULL, 0, 0, msg, 20, want);
+	assert_int_equal(init_crypt(P11_OP_ENCRYPT_INIT_ENCRYPT, CKM_AES_CBC_PAD, cbc_iv, 16, key, session, false,
+				    sizeof got, msg, 20),
+			 CKR_OK);
+	assert_int_equal(get_result(got, sizeof got, &n), wl);
+	assert_memory_equal(got, want, wl);
+
+	/* Refused INIT parts: the CK_RV alone, no operation. */
+	CK_RV rv;
+	CK_ATTRIBUTE noenc[] = { { CKA_ENCRYPT, (void *)&no_, 1 }, { CKA_DECRYPT, (void *)&no_, 1 } };
+	uint64_t k2 = secret_key_with(CKK_AES, kv, 16, noenc, 2, &rv);
+	assert_int_equal(rv, CKR_OK);
+	size_t plen = gcm_param(param, iv, sizeof iv, NULL, 0, 128);
+	static const enum p11_op both[] = { P11_OP_ENCRYPT_INIT_ENCRYPT, P11_OP_DECRYPT_INIT_DECRYPT };
+	static const enum p11_op plain[] = { P11_OP_ENCRYPT, P11_OP_DECRYPT };
+	for (unsigned d = 0; d < 2; d++) {
+		assert_int_equal(init_crypt(both[d], CKM_AES_GCM, param, plen, k2, session, false, sizeof got, msg, 32),
+				 CKR_KEY_FUNCTION_NOT_PERMITTED);
+		assert_true(wire_done(&r));
+		assert_int_equal(crypt_whole(plain[d], msg, 32, sizeof got, got, &len), CKR_OPERATION_NOT_INITIALIZED);
+		assert_int_equal(init_crypt(both[d], CKM_AES_GCM, param, plen - 1, key, session, false, sizeof got,
+					    msg, 32),
+				 CKR_MECHANISM_PARAM_INVALID);
+		assert_true(wire_done(&r));
+		assert_int_equal(init_crypt(both[d], CKM_AES_GCM, param, plen, priv, session, false, sizeof got, msg,
+					    32),
+				 CKR_KEY_TYPE_INCONSISTENT);
+		assert_int_equal(init_crypt(both[d], CKM_RSA_PKCS, NULL, 0, key + 1000, session, false, sizeof got,
+					    msg, 32),
+				 CKR_KEY_HANDLE_INVALID);
+		assert_int_equal(crypt_whole(plain[d], msg, 32, sizeof got, got, &len), CKR_OPERATION_NOT_INITIALIZED);
+	}
+	/* A length query keeps the operation: the plain call after it ends
+	 * it; so does a buffer too small. */
+	assert_int_equal(init_crypt(P11_OP_ENCRYPT_INIT_ENCRYPT, CKM_AES_GCM, param, plen, key, session, true, 0,
+				    msg, 32),
+			 CKR_OK);
+	assert_int_equal(get_result(got, sizeof got, &n), 48);
+	assert_int_equal(n, 0);
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, msg, 32, sizeof got, got, &len), CKR_OK);
+	assert_int_equal(len, 48);
+	assert_int_equal(init_crypt(P11_OP_ENCRYPT_INIT_ENCRYPT, CKM_AES_GCM, param, plen, key, session, false, 47,
+				    msg, 32),
+			 CKR_BUFFER_TOO_SMALL);
+	assert_int_equal(get_result(got, sizeof got, &n), 48);
+	/* ... and an init while it is on is the token's CKR_OPERATION_ACTIVE,
+	 * alone, the operation kept. */
+	assert_int_equal(init_crypt(P11_OP_ENCRYPT_INIT_ENCRYPT, CKM_AES_GCM, param, plen, key, session, false,
+				    sizeof got, msg, 32),
+			 CKR_OPERATION_ACTIVE);
+	assert_true(wire_done(&r));
+	assert_int_equal(crypt_whole(P11_OP_ENCRYPT, msg, 32, sizeof got, got, &len), CKR_OK);
+	/* Another session in the second part (another application's, none,
+	 * this application's other one): CKR_ARGUMENTS_BAD, the operation
+	 * the INIT part started ended. */
+	uint64_t other = open_session(app1), theirs = open_session(app2);
+	const uint64_t sessions[] = { other, theirs, 0, session + 1000 };
+	for (unsigned i = 0; i < sizeof sessions / sizeof sessions[0]; i++) {
+		assert_int_equal(init_crypt(P11_OP_ENCRYPT_INIT_ENCRYPT, CKM_AES_GCM, param, plen, key, sessions[i],
+					    false, sizeof got, msg, 32),
+				 CKR_ARGUMENTS_BAD);
+		assert_int_equal(crypt_whole(P11_OP_ENCRYPT, msg, 32, sizeof got, got, &len),
+				 CKR_OPERATION_NOT_INITIALIZED);
+	}
+	static const uint8_t h[32] = { 1 };
+	begin(P11_OP_SIGN_INIT_SIGN, app1);
+	put_sign_init(priv, CKM_ECDSA);
+	wire_put_u64(&w, other);
+	wire_put_u8(&w, 0);
+	wire_put_u64(&w, 256);
+	wire_put_string(&w, h, sizeof h);
+	assert_int_equal(send_req(), CKR_ARGUMENTS_BAD);
+	assert_int_equal(sign_plain(h, sizeof h), CKR_OPERATION_NOT_INITIALIZED);
+	/* Cut short anywhere after the INIT part (in the second part's
+	 * session handle, its flags, its data): CKR_ARGUMENTS_BAD, the
+	 * operation ended. */
+	uint8_t rest[8 + 1 + 8 + 8 + 4 + 32];
+	struct wire_writer rw;
+	wire_writer_init(&rw, rest, sizeof rest);
+	wire_put_u64(&rw, session);
+	wire_put_u8(&rw, 0);
+	wire_put_u64(&rw, sizeof got);
+	wire_put_u64(&rw, 32);
+	wire_put_string(&rw, want, 32);
+	assert_int_equal(rw.len, sizeof rest);
+	for (size_t cut = 0; cut < sizeof rest; cut += 3) {
+		begin_session(P11_OP_DECRYPT_INIT_DECRYPT);
+		wire_put_u64(&w, CKM_AES_GCM);
+		wire_put_string(&w, param, plen);
+		wire_put_u64(&w, key);
+		wire_put_raw(&w, rest, cut);
+		assert_int_equal(send_req(), CKR_ARGUMENTS_BAD);
+		assert_int_equal(crypt_whole(P11_OP_DECRYPT, want, 48, sizeof got, got, &len),
+				 CKR_OPERATION_NOT_INITIALIZED);
+	}
+}
+
 /* RFC 3394 4.1 and RFC 5649 6's examples, then wrap and unwrap against
  * OpenSSL's for every length up to 70 bytes and the three key sizes; a
  * changed byte does not unwrap. */
@@ -2754,6 +2907,7 @@ int main(void)
 		cmocka_unit_test_setup(test_rsa_decrypt, setup),
 		cmocka_unit_test_setup(test_aes_modes, setup),
 		cmocka_unit_test_setup(test_aes_errors, setup),
+		cmocka_unit_test_setup(test_crypt_init_crypt, setup),
 		cmocka_unit_test_setup(test_aes_key_wrap, setup),
 		cmocka_unit_test_setup(test_macs, setup),
 		cmocka_unit_test(test_aes_code),

@@ -56,11 +56,12 @@ CK_RV p11_rsa_params(struct p11_opstate *op, CK_MECHANISM_TYPE mech, struct wire
 	return oaep_params(op, param);
 }
 
-/* C_EncryptInit and C_DecryptInit. */
-static CK_RV crypt_init(struct p11_call *c, enum p11_kind kind)
+/* C_EncryptInit and C_DecryptInit (whole: nothing follows their
+ * arguments; else the C_Encrypt or C_Decrypt after them may). */
+static CK_RV crypt_init(struct p11_call *c, enum p11_kind kind, bool whole)
 {
 	struct p11_init_args a;
-	CK_RV rv = p11_get_init_args(c, &a, true, kind);
+	CK_RV rv = p11_get_init_args(c, &a, whole, kind);
 	if (rv != CKR_OK)
 		return rv;
 	bool encrypt = kind == P11_KIND_ENCRYPT;
@@ -93,12 +94,12 @@ static CK_RV crypt_init(struct p11_call *c, enum p11_kind kind)
 
 CK_RV p11_op_encrypt_init(struct p11_call *c)
 {
-	return crypt_init(c, P11_KIND_ENCRYPT);
+	return crypt_init(c, P11_KIND_ENCRYPT, true);
 }
 
 CK_RV p11_op_decrypt_init(struct p11_call *c)
 {
-	return crypt_init(c, P11_KIND_DECRYPT);
+	return crypt_init(c, P11_KIND_DECRYPT, true);
 }
 
 /* RSA in one call: encrypt to a public key (the modulus's length out)
@@ -199,6 +200,31 @@ CK_RV p11_op_encrypt(struct p11_call *c)
 CK_RV p11_op_decrypt(struct p11_call *c)
 {
 	return crypt(c, P11_KIND_DECRYPT);
+}
+
+/* C_EncryptInit and C_Encrypt in one request (or C_DecryptInit and
+ * C_Decrypt): a failed INIT part answers alone (its arguments are all the
+ * handler reads, and no operation starts); otherwise it is C_Encrypt,
+ * whose arguments start with their own session handle (the same
+ * session's), on the operation it started. */
+static CK_RV init_crypt(struct p11_call *c, enum p11_kind kind)
+{
+	CK_RV rv = crypt_init(c, kind, false);
+	if (rv != CKR_OK)
+		return rv; /* the INIT part's refusal, alone */
+	if ((rv = p11_then_session(c, kind)) != CKR_OK)
+		return rv;
+	return crypt(c, kind);
+}
+
+CK_RV p11_op_encrypt_init_encrypt(struct p11_call *c)
+{
+	return init_crypt(c, P11_KIND_ENCRYPT);
+}
+
+CK_RV p11_op_decrypt_init_decrypt(struct p11_call *c)
+{
+	return init_crypt(c, P11_KIND_DECRYPT);
 }
 
 /* C_EncryptUpdate and C_DecryptUpdate (AES only: RSA takes one call). */

@@ -346,13 +346,14 @@ CK_RV p11_op_sign_final(struct p11_call *c)
 /* C_SignInit and C_Sign in one request: a failed SIGN_INIT part answers
  * alone (its arguments are all the handler reads, and no operation
  * starts); otherwise it is C_Sign, whose arguments start with their own
- * session handle, on the operation it started. */
+ * session handle (the same session's), on the operation it started. */
 CK_RV p11_op_sign_init_sign(struct p11_call *c)
 {
 	CK_RV rv = p11_op_sign_init(c);
 	if (rv != CKR_OK)
 		return rv; /* the SIGN_INIT part's refusal, alone */
-	c->s = p11_session_get(c, wire_get_u64(c->r));
+	if ((rv = p11_then_session(c, P11_KIND_SIGN)) != CKR_OK)
+		return rv;
 	return sign(c, false);
 }
 

@@ -165,6 +165,14 @@ CK_RV p11_ongoing(const struct p11_call *c, enum p11_kind kind)
 	return c->s->op[kind].on ? CKR_OK : CKR_OPERATION_NOT_INITIALIZED;
 }
 
+CK_RV p11_then_session(struct p11_call *c, enum p11_kind kind)
+{
+	uint64_t h = wire_get_u64(c->r);
+	if (c->r->bad || h != c->s->handle)
+		return p11_op_done(c, kind, CKR_ARGUMENTS_BAD);
+	return CKR_OK;
+}
+
 void p11_op_end(struct p11_opstate *op)
 {
 	if (op->on && p11_aes_mode(op->mech))
@@ -620,6 +628,8 @@ static const struct {
 	[P11_OP_WRAP_KEY] = { p11_op_wrap, true },
 	[P11_OP_UNWRAP_KEY] = { p11_op_unwrap, true },
 	[P11_OP_DERIVE_KEY] = { p11_op_derive, true },
+	[P11_OP_ENCRYPT_INIT_ENCRYPT] = { p11_op_encrypt_init_encrypt, true },
+	[P11_OP_DECRYPT_INIT_DECRYPT] = { p11_op_decrypt_init_decrypt, true },
 };
 
 /* The calls that change token objects (their change is stored before the
@@ -637,7 +647,7 @@ static bool sized_result(uint8_t op)
 	case P11_OP_GET_ATTRS: case P11_OP_SIGN: case P11_OP_SIGN_FINAL: case P11_OP_SIGN_INIT_SIGN:
 	case P11_OP_DECRYPT: case P11_OP_DECRYPT_UPDATE: case P11_OP_DECRYPT_FINAL: case P11_OP_ENCRYPT:
 	case P11_OP_ENCRYPT_UPDATE: case P11_OP_ENCRYPT_FINAL: case P11_OP_DIGEST: case P11_OP_DIGEST_FINAL:
-	case P11_OP_WRAP_KEY:
+	case P11_OP_WRAP_KEY: case P11_OP_ENCRYPT_INIT_ENCRYPT: case P11_OP_DECRYPT_INIT_DECRYPT:
 		return true;
 	default:
 		return false;

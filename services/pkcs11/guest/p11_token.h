@@ -179,6 +179,12 @@ CK_RV p11_get_init_args(struct p11_call *c, struct p11_init_args *a, bool whole,
  * session (CKR_SESSION_HANDLE_INVALID), and that its operation of this
  * kind was started (CKR_OPERATION_NOT_INITIALIZED). */
 CK_RV p11_ongoing(const struct p11_call *c, enum p11_kind kind);
+/* In a request that carries an init and the call after it
+ * (SIGN_INIT_SIGN, ENCRYPT_INIT_ENCRYPT, DECRYPT_INIT_DECRYPT), the init
+ * part accepted: reads the call's own session handle, which must name
+ * the init's session; else the operation the init started ends, and the
+ * request is CKR_ARGUMENTS_BAD. */
+CK_RV p11_then_session(struct p11_call *c, enum p11_kind kind);
 /* Ends one operation: its state wiped, what it held freed. */
 void p11_op_end(struct p11_opstate *op);
 /* Ends the session's operation of this kind and returns rv. */
@@ -238,6 +244,8 @@ CK_RV p11_op_decrypt_init(struct p11_call *c);
 CK_RV p11_op_decrypt(struct p11_call *c);
 CK_RV p11_op_decrypt_update(struct p11_call *c);
 CK_RV p11_op_decrypt_final(struct p11_call *c);
+CK_RV p11_op_encrypt_init_encrypt(struct p11_call *c);
+CK_RV p11_op_decrypt_init_decrypt(struct p11_call *c);
 CK_RV p11_op_digest_init(struct p11_call *c);
 CK_RV p11_op_digest(struct p11_call *c);
 CK_RV p11_op_digest_update(struct p11_call *c);

@@ -102,6 +102,8 @@ enum p11_op {
 	P11_OP_WRAP_KEY,	 /* u64 session, u64 mech, bytes param, u64 wrapping key, u64 key, u8 length only, u64 room -> u64 len, bytes */
 	P11_OP_UNWRAP_KEY,	 /* u64 session, u64 mech, bytes param, u64 unwrapping key, bytes wrapped, template -> u64 key */
 	P11_OP_DERIVE_KEY,	 /* u64 session, u64 mech, bytes param, u64 base key, template -> u64 key */
+	P11_OP_ENCRYPT_INIT_ENCRYPT, /* ENCRYPT_INIT's arguments, then ENCRYPT's -> as ENCRYPT */
+	P11_OP_DECRYPT_INIT_DECRYPT, /* DECRYPT_INIT's arguments, then DECRYPT's -> as DECRYPT */
 	P11_OP_MAX
 };
 /* P11_OP_GET_ATTRS: room is the caller's buffer size, or P11_NO_BUFFER
@@ -118,10 +120,13 @@ enum p11_op {
  * DIGEST_FINAL answer as SIGN does; a FINAL whose output is longer than
  * P11_DATA_MAX (a GCM decryption's message, which comes out only when
  * its tag checks) answers the length still to come and a first piece:
- * the module calls it again for the rest. SIGN_INIT_SIGN is C_SignInit and C_Sign in one request (the
- * module defers a C_SignInit it has seen succeed: docs/pkcs11.md): if the
- * SIGN_INIT part fails, its CK_RV alone comes back and no operation
- * starts; otherwise the reply is SIGN's. */
+ * the module calls it again for the rest. SIGN_INIT_SIGN is C_SignInit
+ * and C_Sign in one request, ENCRYPT_INIT_ENCRYPT C_EncryptInit and
+ * C_Encrypt, DECRYPT_INIT_DECRYPT C_DecryptInit and C_Decrypt (the module
+ * defers an init it has seen succeed: docs/pkcs11.md): if the INIT part
+ * fails, its CK_RV alone comes back and no operation starts; otherwise
+ * the reply is the second call's, whose session must be the INIT part's
+ * (another is CKR_ARGUMENTS_BAD, and ends the operation it started). */
 /* P11_OP_DECRYPT_INIT with CKM_RSA_PKCS_OAEP: CK_RSA_PKCS_OAEP_PARAMS
  * holds a pointer to its label, so its param travels flattened: u64
  * hashAlg, u64 mgf, u64 source, then the label's bytes to the end (at

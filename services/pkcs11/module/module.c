@@ -10,8 +10,9 @@
  * under which the token keeps this process's login and sessions. A child
  * after fork() must call C_Initialize again (PKCS#11 says so): it then
  * gets an id of its own, and every other call in it answers
- * CKR_CRYPTOKI_NOT_INITIALIZED until it does. A C_SignInit the token
- * accepted before may travel with the C_Sign after it (sign_memo.h).
+ * CKR_CRYPTOKI_NOT_INITIALIZED until it does. A C_SignInit,
+ * C_EncryptInit or C_DecryptInit the token accepted before may travel
+ * with the C_Sign, C_Encrypt or C_Decrypt after it (init_memo.h).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #include "rpc.h"
-#include "sign_memo.h"
+#include "init_memo.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define SLOT_ID 0
@@ -179,7 +180,7 @@ EXPORT CK_RV C_Initialize(CK_VOID_PTR args)
 		sock = token_socket();
 		if (getrandom(app, sizeof app, 0) != sizeof app)
 			rv = CKR_FUNCTION_FAILED;
-		sign_memo_clear();
+		init_memo_clear();
 		initialized = rv == CKR_OK;
 		owner = getpid();
 	}
@@ -196,7 +197,7 @@ EXPORT CK_RV C_Finalize(CK_VOID_PTR reserved)
 	send_call(); /* the token forgets us; unreachable, it will in time */
 	initialized = false;
 	rpc_disconnect();
-	sign_memo_clear();
+	init_memo_clear();
 	free(sock);
 	sock = NULL;
 	explicit_bzero(app, sizeof app);
@@ -337,7 +338,7 @@ EXPORT CK_RV C_InitToken(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_
 	begin(P11_OP_INIT_TOKEN);
 	wire_put_string(&call.w, pin, len);
 	wire_put_raw(&call.w, label, P11_LABEL);
-	sign_memo_clear();
+	init_memo_clear();
 	return simple();
 }
 
@@ -404,7 +405,7 @@ static CK_RV session_call(enum p11_op op, CK_SESSION_HANDLE s)
 EXPORT CK_RV C_CloseSession(CK_SESSION_HANDLE s)
 {
 	ENTER(true);
-	sign_memo_drop(s);
+	init_memo_drop(s);
 	begin_session(P11_OP_CLOSE_SESSION, s);
 	return simple();
 }
@@ -413,7 +414,7 @@ EXPORT CK_RV C_CloseAllSessions(CK_SLOT_ID slot)
 {
 	ENTER_SLOT(slot, true);
 	begin(P11_OP_CLOSE_ALL);
-	sign_memo_clear();
+	init_memo_clear();
 	return simple();
 }
 
@@ -443,7 +444,7 @@ EXPORT CK_RV C_Login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin,
 EXPORT CK_RV C_Logout(CK_SESSION_HANDLE s)
 {
 	ENTER(true);
-	sign_memo_clear(); /* the token ends the sessions' operations */
+	init_memo_clear(); /* the token ends the sessions' operations */
 	begin_session(P11_OP_LOGOUT, s);
 	return simple();
 }
@@ -473,7 +474,7 @@ EXPORT CK_RV C_CreateObject(CK_SESSION_HANDLE s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 EXPORT CK_RV C_DestroyObject(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o)
 {
 	ENTER(true);
-	sign_memo_unsure();
+	init_memo_unsure();
 	begin_session(P11_OP_DESTROY_OBJECT, s);
 	wire_put_u64(&call.w, o);
 	return simple();
@@ -513,7 +514,7 @@ EXPORT CK_RV C_GetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATT
 EXPORT CK_RV C_SetAttributeValue(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_PTR t, CK_ULONG n)
 {
 	ENTER(true);
-	sign_memo_unsure();
+	init_memo_unsure();
 	begin_session(P11_OP_SET_ATTRS, s);
 	wire_put_u64(&call.w, o);
 	CK_RV rv = put_template(t, n);
@@ -612,8 +613,8 @@ static CK_RV eddsa_pure(CK_MECHANISM_PTR *m, CK_MECHANISM *pure)
 	return CKR_OK;
 }
 
-/* C_SignInit's or C_DecryptInit's request: the session, the mechanism
- * (put_mech's error, if it has one) and the key. */
+/* An init's request (C_SignInit, C_EncryptInit, C_DecryptInit): the
+ * session, the mechanism (put_mech's error, if it has one) and the key. */
 static CK_RV begin_init(enum p11_op op, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m,
 			CK_RV (*put_mech)(CK_MECHANISM_PTR m), CK_OBJECT_HANDLE key)
 {
@@ -624,8 +625,15 @@ static CK_RV begin_init(enum p11_op op, CK_SESSION_HANDLE s, CK_MECHANISM_PTR m,
 	return rv;
 }
 
-/* C_SignInit's arguments as they travel. */
-static void put_sign_init(const struct sign_init *i)
+/* Each kind's init request. */
+static const enum p11_op init_op[INIT_KINDS] = {
+	[INIT_SIGN] = P11_OP_SIGN_INIT,
+	[INIT_ENCRYPT] = P11_OP_ENCRYPT_INIT,
+	[INIT_DECRYPT] = P11_OP_DECRYPT_INIT,
+};
+
+/* An init's arguments as they travel. */
+static void put_init(const struct init_call *i)
 {
 	wire_put_u64(&call.w, i->session);
 	wire_put_u64(&call.w, i->mech);
@@ -633,8 +641,39 @@ static void put_sign_init(const struct sign_init *i)
 	wire_put_u64(&call.w, i->key);
 }
 
-/* A C_SignInit the token accepted before on this session goes with the
- * C_Sign after it (sign_memo.h); any other goes now. */
+/* The init request that begin_init built, as the memo keeps it (its
+ * parameter as it travels); false if it is never deferred. */
+static bool init_of_request(struct init_call *i, enum init_kind kind)
+{
+	struct wire_reader r;
+	wire_reader_init(&r, call.w.p, call.w.len);
+	wire_get_raw(&r, 2 + P11_APP_ID);
+	CK_SESSION_HANDLE s = wire_get_u64(&r);
+	CK_MECHANISM_TYPE mech = wire_get_u64(&r);
+	struct wire_bytes param = wire_get_string(&r);
+	CK_OBJECT_HANDLE key = wire_get_u64(&r);
+	return !r.bad && wire_done(&r) && init_call_make(i, kind, s, mech, param.p, param.len, key);
+}
+
+/* An init whose request is built: one the token accepted before on this
+ * session is deferred, to go with the call after it (init_memo.h); any
+ * other goes now. */
+static CK_RV init_or_defer(enum init_kind kind, CK_SESSION_HANDLE s)
+{
+	if (init_memo_deferred(s, kind)) /* an operation waits: the token would say so */
+		return CKR_OPERATION_ACTIVE;
+	struct init_call i;
+	bool keep = init_of_request(&i, kind);
+	if (keep && init_memo_defer(&i))
+		return CKR_OK;
+	CK_RV rv = no_results();
+	if (rv == CKR_OK && keep)
+		init_memo_accepted(&i);
+	else
+		init_memo_refused(s, kind); /* its next init goes to the token */
+	return rv;
+}
+
 EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
 	ENTER(true);
@@ -643,47 +682,48 @@ EXPORT CK_RV C_SignInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDL
 	if (rv != CKR_OK)
 		return leave(rv);
 	rv = begin_init(P11_OP_SIGN_INIT, s, m, put_mechanism, key);
-	if (rv != CKR_OK)
-		return leave(rv);
-	if (sign_memo_deferred(s)) /* an operation waits: the token would say so */
-		return leave(CKR_OPERATION_ACTIVE);
-	struct sign_init i;
-	bool keep = sign_init_make(&i, s, m, key);
-	if (keep && sign_memo_defer(&i))
-		return leave(CKR_OK);
-	rv = no_results();
-	if (rv == CKR_OK && keep)
-		sign_memo_accepted(&i);
-	else
-		sign_memo_drop(s); /* its next C_SignInit goes to the token */
-	return leave(rv);
+	return leave(rv != CKR_OK ? rv : init_or_defer(INIT_SIGN, s));
 }
 
-/* Sends the session's deferred C_SignInit on its own (before a multi-part
- * call): CKR_OK if there was none or the token accepted it. */
-static CK_RV send_deferred(CK_SESSION_HANDLE s)
+/* Sends the session's deferred init of this kind on its own (before a
+ * length query or a multi-part call): CKR_OK if there was none or the
+ * token accepted it. */
+static CK_RV send_deferred(CK_SESSION_HANDLE s, enum init_kind kind)
 {
-	struct sign_init i;
-	if (!sign_memo_take(s, &i))
+	struct init_call i;
+	if (!init_memo_take(s, kind, &i))
 		return CKR_OK;
-	begin(P11_OP_SIGN_INIT);
-	put_sign_init(&i);
+	begin(init_op[kind]);
+	put_init(&i);
 	CK_RV rv = no_results();
 	rpc_wipe(&call);
 	if (rv != CKR_OK)
-		sign_memo_refused(s);
+		init_memo_refused(s, kind);
 	return rv;
 }
 
-/* After C_Sign or C_SignFinal: the operation goes on after a length query
- * or a buffer too small, and may after a token that did not answer. After
- * an error the key may be gone: the next C_SignInit asks the token. */
-static CK_RV sign_done(CK_SESSION_HANDLE s, CK_RV rv, bool query)
+/* After a call that ends an operation when it succeeds (C_Sign,
+ * C_SignFinal, C_Encrypt, ...): the operation goes on after a length
+ * query or a buffer too small, and may after a token that did not
+ * answer. After an error the key may be gone: the next init of this kind
+ * asks the token. */
+static CK_RV op_done(CK_SESSION_HANDLE s, enum init_kind kind, CK_RV rv, bool query)
 {
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL || rv == CKR_DEVICE_ERROR)
-		sign_memo_active(s, !(rv == CKR_OK && !query));
+		init_memo_active(s, kind, !(rv == CKR_OK && !query));
 	else
-		sign_memo_refused(s);
+		init_memo_refused(s, kind);
+	return rv;
+}
+
+/* After an update call: the operation goes on, unless the token refused
+ * it (and so ended it). */
+static CK_RV op_goes_on(CK_SESSION_HANDLE s, enum init_kind kind, CK_RV rv)
+{
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL || rv == CKR_DEVICE_ERROR)
+		init_memo_active(s, kind, true);
+	else
+		init_memo_refused(s, kind);
 	return rv;
 }
 
@@ -741,13 +781,6 @@ static CK_RV put_mech_flat(CK_MECHANISM_PTR m)
 	return put_mechanism(m);
 }
 
-EXPORT CK_RV C_DecryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
-{
-	ENTER(true);
-	CK_RV rv = begin_init(P11_OP_DECRYPT_INIT, s, m, put_mech_flat, key);
-	return rv != CKR_OK ? leave(rv) : simple();
-}
-
 /* The result of SIGN, SIGN_FINAL or DECRYPT: the signature's length, and the
  * signature unless it was a length query or did not fit. Called locked,
  * the request built; does not unlock. */
@@ -769,11 +802,11 @@ static CK_RV sign_result(CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 }
 
 static void put_sign_head(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen,
-			  const struct sign_init *init)
+			  const struct init_call *init)
 {
 	begin(op);
 	if (init)
-		put_sign_init(init);
+		put_init(init);
 	wire_put_u64(&call.w, s);
 	wire_put_u8(&call.w, !sig);
 	wire_put_u64(&call.w, sig ? *siglen : 0);
@@ -800,9 +833,9 @@ EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE
 	bool big = len > P11_DATA_MAX;
 	/* A deferred C_SignInit goes with it, or first if the data needs
 	 * more than one frame. */
-	struct sign_init init;
-	bool with_init = !big && sign_memo_take(s, &init);
-	CK_RV rv = big ? send_deferred(s) : CKR_OK;
+	struct init_call init;
+	bool with_init = !big && init_memo_take(s, INIT_SIGN, &init);
+	CK_RV rv = big ? send_deferred(s, INIT_SIGN) : CKR_OK;
 	if (rv != CKR_OK)
 		return leave(rv);
 	put_sign_head(with_init ? P11_OP_SIGN_INIT_SIGN : P11_OP_SIGN, s, big ? NULL : sig, siglen,
@@ -811,40 +844,36 @@ EXPORT CK_RV C_Sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE
 	CK_ULONG room = siglen ? *siglen : 0;
 	rv = sign_result(big ? NULL : sig, siglen);
 	if (!big || rv != CKR_OK || !sig)
-		return leave(sign_done(s, rv, big || !sig));
+		return leave(op_done(s, INIT_SIGN, rv, big || !sig));
 	/* Too long for one frame: the same signature through the multi-part
 	 * calls, once the caller's buffer is known to fit it. */
 	if (room < *siglen)
-		return leave(sign_done(s, CKR_BUFFER_TOO_SMALL, false));
+		return leave(op_done(s, INIT_SIGN, CKR_BUFFER_TOO_SMALL, false));
 	rpc_wipe(&call);
 	if ((rv = sign_update(s, data, len)) != CKR_OK)
-		return leave(sign_done(s, rv, false));
+		return leave(op_done(s, INIT_SIGN, rv, false));
 	*siglen = room;
 	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen, NULL);
-	return leave(sign_done(s, sign_result(sig, siglen), false));
+	return leave(op_done(s, INIT_SIGN, sign_result(sig, siglen), false));
 }
 
 EXPORT CK_RV C_SignUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
 {
 	ENTER(data || !len);
-	CK_RV rv = send_deferred(s);
+	CK_RV rv = send_deferred(s, INIT_SIGN);
 	if (rv == CKR_OK)
 		rv = sign_update(s, data, len);
-	if (rv == CKR_OK || rv == CKR_DEVICE_ERROR)
-		sign_memo_active(s, true);
-	else
-		sign_memo_refused(s);
-	return leave(rv);
+	return leave(op_goes_on(s, INIT_SIGN, rv));
 }
 
 EXPORT CK_RV C_SignFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 {
 	ENTER(siglen);
-	CK_RV rv = send_deferred(s);
+	CK_RV rv = send_deferred(s, INIT_SIGN);
 	if (rv != CKR_OK)
 		return leave(rv);
 	put_sign_head(P11_OP_SIGN_FINAL, s, sig, siglen, NULL);
-	return leave(sign_done(s, sign_result(sig, siglen), !sig));
+	return leave(op_done(s, INIT_SIGN, sign_result(sig, siglen), !sig));
 }
 
 /* ---- results of a length the token knows: encryption, decryption,
@@ -874,20 +903,28 @@ static CK_RV out_result(CK_BYTE_PTR out, CK_ULONG room, uint64_t *len, size_t *g
 }
 
 /* A request that hands bytes out: the session, whether it is a length
- * query, the caller's room. */
-static void put_out_head(enum p11_op op, CK_SESSION_HANDLE s, bool query, CK_ULONG room)
+ * query, the caller's room; after a deferred init's arguments (init) in
+ * an op that carries both. */
+static void put_out_head(enum p11_op op, CK_SESSION_HANDLE s, bool query, CK_ULONG room,
+			 const struct init_call *init)
 {
-	begin_session(op, s);
+	begin(op);
+	if (init)
+		put_init(init);
+	wire_put_u64(&call.w, s);
 	wire_put_u8(&call.w, query);
 	wire_put_u64(&call.w, query ? 0 : room);
 }
 
 /* The ops of one direction (encryption or decryption). */
 struct crypt_ops {
-	enum p11_op whole, update, final;
+	enum init_kind kind;
+	enum p11_op with_init, whole, update, final;
 };
-static const struct crypt_ops encrypt_ops = { P11_OP_ENCRYPT, P11_OP_ENCRYPT_UPDATE, P11_OP_ENCRYPT_FINAL };
-static const struct crypt_ops decrypt_ops = { P11_OP_DECRYPT, P11_OP_DECRYPT_UPDATE, P11_OP_DECRYPT_FINAL };
+static const struct crypt_ops encrypt_ops = { INIT_ENCRYPT, P11_OP_ENCRYPT_INIT_ENCRYPT, P11_OP_ENCRYPT,
+					      P11_OP_ENCRYPT_UPDATE, P11_OP_ENCRYPT_FINAL };
+static const struct crypt_ops decrypt_ops = { INIT_DECRYPT, P11_OP_DECRYPT_INIT_DECRYPT, P11_OP_DECRYPT,
+					      P11_OP_DECRYPT_UPDATE, P11_OP_DECRYPT_FINAL };
 
 /* A FINAL's whole output into out (room bytes), in as many calls as the
  * token hands it out in; query: only its length. */
@@ -897,7 +934,7 @@ static CK_RV final_call(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK
 	for (;;) {
 		uint64_t len;
 		size_t got;
-		put_out_head(op, s, !out, room - done);
+		put_out_head(op, s, !out, room - done, NULL);
 		CK_RV rv = out_result(out ? out + done : NULL, room - done, &len, &got, true);
 		rpc_wipe(&call);
 		if (rv != CKR_OK || !out) {
@@ -922,7 +959,7 @@ static CK_RV update_call(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK
 	uint64_t n;
 	size_t got;
 	bool pieces = len > P11_DATA_MAX;
-	put_out_head(op, s, !out || pieces, room);
+	put_out_head(op, s, !out || pieces, room, NULL);
 	wire_put_u64(&call.w, len);
 	wire_put_string(&call.w, in, pieces ? 0 : len);
 	CK_RV rv = out_result(out, room, &n, &got, false);
@@ -937,7 +974,7 @@ static CK_RV update_call(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK
 	}
 	for (CK_ULONG off = 0; off < len;) {
 		CK_ULONG k = len - off < P11_DATA_MAX ? len - off : P11_DATA_MAX;
-		put_out_head(op, s, false, room - done);
+		put_out_head(op, s, false, room - done, NULL);
 		wire_put_u64(&call.w, k);
 		wire_put_string(&call.w, in + off, k);
 		rv = out_result(out + done, room - done, &n, &got, false);
@@ -951,19 +988,26 @@ static CK_RV update_call(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK
 	return CKR_OK;
 }
 
-/* C_Encrypt or C_Decrypt: in one frame, or (longer) the whole output's
- * length asked first, then UPDATEs and the FINAL. */
+/* C_Encrypt or C_Decrypt: in one frame, with the session's deferred init
+ * if it has one (ENCRYPT_INIT_ENCRYPT, DECRYPT_INIT_DECRYPT); a length
+ * query, or (longer than a frame) the whole output's length asked first,
+ * then UPDATEs and the FINAL, after the deferred init on its own. */
 static CK_RV crypt_call(const struct crypt_ops *ops, CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len,
 			CK_BYTE_PTR out, CK_ULONG_PTR outlen)
 {
 	CK_ULONG room = out ? *outlen : 0;
 	uint64_t n;
 	size_t got;
-	bool pieces = len > P11_DATA_MAX;
-	put_out_head(ops->whole, s, !out || pieces, room);
+	bool pieces = len > P11_DATA_MAX, query = !out || pieces;
+	struct init_call init;
+	bool with_init = !query && init_memo_take(s, ops->kind, &init);
+	CK_RV rv = query ? send_deferred(s, ops->kind) : CKR_OK;
+	if (rv != CKR_OK)
+		return rv;
+	put_out_head(with_init ? ops->with_init : ops->whole, s, query, room, with_init ? &init : NULL);
 	wire_put_u64(&call.w, len);
 	wire_put_string(&call.w, in, pieces ? 0 : len);
-	CK_RV rv = out_result(out, room, &n, &got, false);
+	rv = out_result(out, room, &n, &got, false);
 	rpc_wipe(&call);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
 		*outlen = n;
@@ -981,49 +1025,78 @@ static CK_RV crypt_call(const struct crypt_ops *ops, CK_SESSION_HANDLE s, CK_BYT
 	return CKR_OK;
 }
 
+/* C_EncryptUpdate or C_DecryptUpdate, after the session's deferred init. */
+static CK_RV crypt_update(const struct crypt_ops *ops, CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len,
+			  CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	CK_RV rv = send_deferred(s, ops->kind);
+	if (rv == CKR_OK)
+		rv = update_call(ops->update, s, in, len, out, outlen);
+	return op_goes_on(s, ops->kind, rv);
+}
+
+/* C_EncryptFinal or C_DecryptFinal, after the session's deferred init. */
+static CK_RV crypt_final(const struct crypt_ops *ops, CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
+{
+	CK_RV rv = send_deferred(s, ops->kind);
+	if (rv == CKR_OK)
+		rv = final_call(ops->final, s, out, outlen);
+	return op_done(s, ops->kind, rv, !out);
+}
+
+/* An AES C_EncryptInit or C_DecryptInit the token accepted before on
+ * this session goes with the C_Encrypt or C_Decrypt after it
+ * (init_memo.h); any other goes now. */
 EXPORT CK_RV C_EncryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
 {
 	ENTER(true);
 	CK_RV rv = begin_init(P11_OP_ENCRYPT_INIT, s, m, put_mech_flat, key);
-	return rv != CKR_OK ? leave(rv) : simple();
+	return leave(rv != CKR_OK ? rv : init_or_defer(INIT_ENCRYPT, s));
 }
 
 EXPORT CK_RV C_Encrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
 {
 	ENTER((in || !len) && outlen);
-	return leave(crypt_call(&encrypt_ops, s, in, len, out, outlen));
+	return leave(op_done(s, INIT_ENCRYPT, crypt_call(&encrypt_ops, s, in, len, out, outlen), !out));
 }
 
 EXPORT CK_RV C_EncryptUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out,
 			     CK_ULONG_PTR outlen)
 {
 	ENTER((in || !len) && outlen);
-	return leave(update_call(P11_OP_ENCRYPT_UPDATE, s, in, len, out, outlen));
+	return leave(crypt_update(&encrypt_ops, s, in, len, out, outlen));
 }
 
 EXPORT CK_RV C_EncryptFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
 {
 	ENTER(outlen);
-	return leave(final_call(P11_OP_ENCRYPT_FINAL, s, out, outlen));
+	return leave(crypt_final(&encrypt_ops, s, out, outlen));
+}
+
+EXPORT CK_RV C_DecryptInit(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key)
+{
+	ENTER(true);
+	CK_RV rv = begin_init(P11_OP_DECRYPT_INIT, s, m, put_mech_flat, key);
+	return leave(rv != CKR_OK ? rv : init_or_defer(INIT_DECRYPT, s));
 }
 
 EXPORT CK_RV C_Decrypt(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
 {
 	ENTER((in || !len) && outlen);
-	return leave(crypt_call(&decrypt_ops, s, in, len, out, outlen));
+	return leave(op_done(s, INIT_DECRYPT, crypt_call(&decrypt_ops, s, in, len, out, outlen), !out));
 }
 
 EXPORT CK_RV C_DecryptUpdate(CK_SESSION_HANDLE s, CK_BYTE_PTR in, CK_ULONG len, CK_BYTE_PTR out,
 			     CK_ULONG_PTR outlen)
 {
 	ENTER((in || !len) && outlen);
-	return leave(update_call(P11_OP_DECRYPT_UPDATE, s, in, len, out, outlen));
+	return leave(crypt_update(&decrypt_ops, s, in, len, out, outlen));
 }
 
 EXPORT CK_RV C_DecryptFinal(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR outlen)
 {
 	ENTER(outlen);
-	return leave(final_call(P11_OP_DECRYPT_FINAL, s, out, outlen));
+	return leave(crypt_final(&decrypt_ops, s, out, outlen));
 }
 
 /* Data in pieces of at most P11_DATA_MAX, each in a request of op (a
@@ -1057,7 +1130,7 @@ static CK_RV digest_final(CK_SESSION_HANDLE s, CK_BYTE_PTR out, CK_ULONG_PTR out
 {
 	uint64_t n;
 	size_t got;
-	put_out_head(P11_OP_DIGEST_FINAL, s, !out, out ? *outlen : 0);
+	put_out_head(P11_OP_DIGEST_FINAL, s, !out, out ? *outlen : 0, NULL);
 	CK_RV rv = out_result(out, out ? *outlen : 0, &n, &got, false);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
 		*outlen = n;
@@ -1083,7 +1156,7 @@ EXPORT CK_RV C_Digest(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len, CK_BY
 	}
 	uint64_t n;
 	size_t got;
-	put_out_head(P11_OP_DIGEST, s, !out, out ? *outlen : 0);
+	put_out_head(P11_OP_DIGEST, s, !out, out ? *outlen : 0, NULL);
 	wire_put_string(&call.w, data, len);
 	CK_RV rv = out_result(out, out ? *outlen : 0, &n, &got, false);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)

@@ -21,6 +21,17 @@ suite to assert on.
                                     HASH with the P-256 key LABEL (DIR/*.der
                                     for openssl), then the cases where the
                                     token's answer must still come back
+  p11_probe.py MODULE deferred-crypt PIN  C_EncryptInit and
+                                    C_DecryptInit deferred to the call after
+                                    them (docs/pkcs11.md): AES-GCM with a new
+                                    IV each time, counted in round trips (a
+                                    proxy on CLOAK_PKCS11_SOCKET); the cases
+                                    that go to the token at once, RSA-OAEP
+                                    among them; the token's refusal when
+                                    another process turned the key's usage
+                                    off after a deferral
+  p11_probe.py MODULE set-usage PIN LABEL ATTR VALUE   sets the boolean
+                                    ATTR (hex) of the secret key LABEL
   p11_probe.py MODULE eddsa PIN     CKM_EDDSA with the token's Ed25519 key
                                     (id 05): CK_EDDSA_PARAMS's pure form signs
                                     as no parameter does, Ed25519ph and a
@@ -58,7 +69,9 @@ import hashlib
 import os
 import socket
 import struct
+import subprocess
 import sys
+import threading
 import time
 
 CKA_CLASS, CKA_VALUE, CKA_TOKEN, CKA_PRIVATE = 0x0, 0x11, 0x1, 0x2
@@ -409,6 +422,260 @@ def deferred(module, pin, label, hashfile, outdir):
     sign("sha256-sign", b"a message")
 
 
+# Operation numbers: enum p11_op in services/pkcs11/guest/p11_wire.h.
+P11_OPS = {28: "DECRYPT_INIT", 29: "DECRYPT", 32: "ENCRYPT_INIT", 33: "ENCRYPT", 34: "ENCRYPT_UPDATE",
+           35: "ENCRYPT_FINAL", 36: "DECRYPT_UPDATE", 37: "DECRYPT_FINAL", 52: "ENCRYPT_INIT_ENCRYPT",
+           53: "DECRYPT_INIT_DECRYPT"}
+
+
+def read_frame(s):
+    """One frame (header and body) from socket s, or None at its end."""
+    hdr = s.recv(4, socket.MSG_WAITALL)
+    if len(hdr) < 4:
+        return None
+    (n,) = struct.unpack(">I", hdr)
+    body = s.recv(n, socket.MSG_WAITALL)
+    return hdr + body if len(body) == n else None
+
+
+class RoundTrips:
+    """A proxy in front of the token's socket that names the requests the
+    token answered, each a round trip (one the token ended a kept
+    connection before answering goes again, and counts once)."""
+
+    def __init__(self, upstream, path):
+        self.upstream, self.seen, self.lock = upstream, [], threading.Lock()
+        self.srv = socket.socket(socket.AF_UNIX)
+        self.srv.bind(path)
+        self.srv.listen(8)
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            c, _ = self.srv.accept()
+            threading.Thread(target=self.relay, args=(c,), daemon=True).start()
+
+    def relay(self, c):
+        u = socket.socket(socket.AF_UNIX)
+        try:
+            u.connect(self.upstream)
+            while True:
+                req = read_frame(c)
+                if req is None:
+                    break
+                u.sendall(req)
+                rep = read_frame(u)
+                if rep is None:
+                    break
+                with self.lock:
+                    self.seen.append(P11_OPS.get(req[5], str(req[5])))
+                c.sendall(rep)
+        except OSError:
+            pass
+        finally:
+            c.close()
+            u.close()
+
+    def take(self):
+        """The requests answered since the last take."""
+        with self.lock:
+            seen, self.seen = self.seen, []
+        return " ".join(seen) or "none"
+
+
+class GcmParams(ctypes.Structure):
+    _fields_ = [("pIv", ctypes.c_void_p), ("ulIvLen", UL), ("ulIvBits", UL), ("pAAD", ctypes.c_void_p),
+                ("ulAADLen", UL), ("ulTagBits", UL)]
+
+
+CKM_AES_CBC_PAD, CKM_AES_GCM = 0x1085, 0x1087
+
+
+def gcm_mech(iv, aad, tag_bits=128):
+    """CKM_AES_GCM with iv and aad (bytes); the buffers kept with it."""
+    ivb, aadb = ctypes.create_string_buffer(iv, len(iv)), ctypes.create_string_buffer(aad, max(len(aad), 1))
+    p = GcmParams(ctypes.cast(ivb, ctypes.c_void_p), len(iv), 8 * len(iv),
+                  ctypes.cast(aadb, ctypes.c_void_p) if aad else None, len(aad), tag_bits)
+    m = Mech(CKM_AES_GCM, ctypes.cast(ctypes.byref(p), ctypes.c_void_p), ctypes.sizeof(p))
+    return m, (p, ivb, aadb)
+
+
+def crypt_one(lib, h, name, fn, data, room=4096):
+    """C_Encrypt or C_Decrypt (fn) of data: (rv, output); room None: a
+    length query."""
+    n = UL(room or 0)
+    out = ctypes.create_string_buffer(room) if room else None
+    rv = call(lib, fn, h, data, UL(len(data)), out, ctypes.byref(n))
+    show(name, rv)
+    return rv, (out.raw[:n.value] if out and rv == 0 else b"")
+
+
+def set_usage(module, pin, label, attr, value):
+    lib, h = login(module, CKU_USER, pin)
+    key = find_one(lib, h, [(CKA_CLASS, CKO_SECRET_KEY), (CKA_LABEL, label.encode())])
+    t, keep = template([(int(attr, 16), bool(int(value)))])
+    show("set-usage", call(lib, "C_SetAttributeValue", h, key, t, UL(1)))
+    call(lib, "C_Finalize", None)
+
+
+# An RSA-2048 public key's modulus (made once by `openssl genrsa 2048`, its
+# private half not kept): deferred_crypt's RSA-OAEP encryption, which no
+# one decrypts.
+RSA_N = ("caed5802195dea60c9b39baccedd408fc6b3721215d550dfe48a0a266c2727dce679b9aba109abbe6ceec321047f86f6"
+         "b66e6b64e4b34c4962045c89959e3ad0b08ede0c0fb882452c4a2b3de8678e29d0c5f772f881abf147459fe0a2a6346b"
+         "00e903d8f3dede18ce396a3d77ecfbc468200b9f91931185db482239e407b7a6a4131532db307b7d861a302b411730b3"
+         "d8d86ee6e9ede5026eeb5cd686c61f35dd766f38546e65853063882385ce1b450515ff59a07d3cc8e338fdb3b5d6d288"
+         "85f6cf690280e5e085b928854b0b749915254e1fc2d7fdd18117028da405d926e88233115d94e4745834acb8594ebf11"
+         "7ade8130728323da1b605bd790402151")
+
+
+def deferred_crypt(module, pin):
+    upstream = os.environ["CLOAK_PKCS11_SOCKET"]
+    proxy = upstream + ".trips"
+    trips = RoundTrips(upstream, proxy)
+    os.environ["CLOAK_PKCS11_SOCKET"] = proxy
+    lib, h = login(module, CKU_USER, pin)
+    label = "deferred-crypt"
+    t, keep = template([(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_VALUE_LEN, 32),
+                        (CKA_TOKEN, True), (CKA_ENCRYPT, True), (CKA_DECRYPT, True), (CKA_LABEL, label.encode())])
+    key, key2 = UL(), UL()
+    g = Mech(CKM_AES_KEY_GEN, None, 0)
+    show("key", call(lib, "C_GenerateKey", h, ctypes.byref(g), t, UL(len(t)), ctypes.byref(key)))
+    t2, keep2 = template([(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_VALUE_LEN, 32),
+                         (CKA_TOKEN, False), (CKA_ENCRYPT, False), (CKA_DECRYPT, True)])
+    show("key2", call(lib, "C_GenerateKey", h, ctypes.byref(g), t2, UL(len(t2)), ctypes.byref(key2)))
+    msg = b"encrypted in a cloak guest, " * 3
+
+    def init(name, fn, m, k=key, session=h):
+        show(name, call(lib, fn, session, ctypes.byref(m), k))
+
+    def trip(name):
+        print(f"{name}-requests {trips.take()}", flush=True)
+
+    # AES-GCM, a new IV (and AAD) each time: the first C_EncryptInit and
+    # C_DecryptInit on the session go to the token on their own, the
+    # others with the call after them. Each ciphertext also decrypts on a
+    # new session, where nothing is deferred.
+    trips.take()
+    for k in range(1, 4):
+        iv, aad = os.urandom(12), os.urandom(7 * k)
+        m, keepm = gcm_mech(iv, aad)
+        init(f"gcm{k}-encrypt-init", "C_EncryptInit", m)
+        rv, ct = crypt_one(lib, h, f"gcm{k}-encrypt", "C_Encrypt", msg)
+        trip(f"gcm{k}-encrypt")
+        init(f"gcm{k}-decrypt-init", "C_DecryptInit", m)
+        rv, pt = crypt_one(lib, h, f"gcm{k}-decrypt", "C_Decrypt", ct)
+        trip(f"gcm{k}-decrypt")
+        h2 = UL()
+        call(lib, "C_OpenSession", UL(0), UL(CKF_SERIAL_SESSION), None, None, ctypes.byref(h2))
+        init(f"gcm{k}-elsewhere-init", "C_DecryptInit", m, session=h2)
+        rv, pt2 = crypt_one(lib, h2, f"gcm{k}-elsewhere", "C_Decrypt", ct)
+        call(lib, "C_CloseSession", h2)
+        trips.take()
+        print(f"gcm{k}-round-trip {int(pt == msg and pt2 == msg and len(ct) == len(msg) + 16)}", flush=True)
+    # A deferred init is an operation: a second one is refused.
+    m, keepm = gcm_mech(os.urandom(12), b"")
+    init("twice-init", "C_EncryptInit", m)
+    init("twice-init-again", "C_EncryptInit", m)
+    crypt_one(lib, h, "twice-encrypt", "C_Encrypt", msg)
+    trip("twice")
+    # A length query, and the multi-part calls: the deferred init goes
+    # first, on its own.
+    init("query-init", "C_EncryptInit", m)
+    crypt_one(lib, h, "query", "C_Encrypt", msg, room=None)
+    trip("query")
+    rv, ct = crypt_one(lib, h, "query-encrypt", "C_Encrypt", msg)
+    trip("query-encrypt")
+    init("multi-init", "C_EncryptInit", m)
+    out, n = ctypes.create_string_buffer(4096), UL(4096)
+    show("multi-update", call(lib, "C_EncryptUpdate", h, msg, UL(len(msg)), out, ctypes.byref(n)))
+    part = out.raw[:n.value]
+    n = UL(4096)
+    show("multi-final", call(lib, "C_EncryptFinal", h, out, ctypes.byref(n)))
+    print(f"multi-same {int(part + out.raw[:n.value] == ct)}", flush=True)
+    trip("multi")
+    # Sent at once: an IV of another length, another key (the token's
+    # refusal comes from C_EncryptInit), CBC_PAD's first init (its second
+    # is deferred), RSA-OAEP always.
+    m16, keep16 = gcm_mech(os.urandom(16), b"")
+    init("iv16-init", "C_EncryptInit", m16)
+    trip("iv16-init")
+    crypt_one(lib, h, "iv16-encrypt", "C_Encrypt", msg)
+    trips.take()
+    init("other-key-init", "C_EncryptInit", m16, k=key2)
+    trip("other-key")
+    for k in (1, 2):
+        ivb = ctypes.create_string_buffer(os.urandom(16), 16)
+        cbc = Mech(CKM_AES_CBC_PAD, ctypes.cast(ivb, ctypes.c_void_p), 16)
+        init(f"cbc{k}-init", "C_EncryptInit", cbc)
+        crypt_one(lib, h, f"cbc{k}-encrypt", "C_Encrypt", msg)
+        trip(f"cbc{k}")
+    pub = UL()
+    t3, keep3 = template([(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_KEY_TYPE, CKK_RSA), (CKA_TOKEN, False),
+                          (CKA_MODULUS, bytes.fromhex(RSA_N)), (CKA_PUBLIC_EXPONENT, b"\x01\x00\x01"),
+                          (CKA_ENCRYPT, True)])
+    show("rsa-key", call(lib, "C_CreateObject", h, t3, UL(len(t3)), ctypes.byref(pub)))
+    trips.take()
+    om, keepo = oaep()
+    for k in (1, 2):
+        init(f"rsa{k}-init", "C_EncryptInit", om, k=pub)
+        crypt_one(lib, h, f"rsa{k}-encrypt", "C_Encrypt", b"a key")
+        trip(f"rsa{k}")
+    # A failed call (a tag that does not check), a key's attributes set or
+    # an object destroyed through the module, a logout: the next init
+    # goes at once.
+    m, keepm = gcm_mech(os.urandom(12), b"aad")
+    init("failed-init", "C_DecryptInit", m)
+    crypt_one(lib, h, "failed-decrypt", "C_Decrypt", ct)  # another IV's ciphertext
+    trip("failed")
+    init("after-failed-init", "C_DecryptInit", m)
+    trip("after-failed-init")
+    crypt_one(lib, h, "after-failed-decrypt", "C_Decrypt", ct)
+    init("known-init", "C_EncryptInit", m)
+    crypt_one(lib, h, "known-encrypt", "C_Encrypt", msg)
+    trips.take()
+    t4, keep4 = template([(CKA_LABEL, b"renamed")])
+    show("set-attrs", call(lib, "C_SetAttributeValue", h, key2, t4, UL(1)))
+    trips.take()
+    init("after-set-init", "C_EncryptInit", m)
+    trip("after-set-init")
+    crypt_one(lib, h, "after-set-encrypt", "C_Encrypt", msg)
+    init("deferred-destroy-init", "C_EncryptInit", m)
+    show("destroy", call(lib, "C_DestroyObject", h, pub))
+    trips.take()
+    crypt_one(lib, h, "deferred-destroy-encrypt", "C_Encrypt", msg)  # deferred before: sent with it
+    trip("deferred-destroy-encrypt")
+    init("after-destroy-init", "C_EncryptInit", m)
+    trip("after-destroy-init")
+    rv, ct_d = crypt_one(lib, h, "after-destroy-encrypt", "C_Encrypt", msg)
+    show("logout", call(lib, "C_Logout", h))
+    show("login-again", call(lib, "C_Login", h, UL(CKU_USER), pin, UL(len(pin))))
+    trips.take()
+    init("after-logout-init", "C_EncryptInit", m)
+    trip("after-logout-init")
+    crypt_one(lib, h, "after-logout-encrypt", "C_Encrypt", msg)
+    # Deferred, then another process turns the key's CKA_ENCRYPT (then
+    # CKA_DECRYPT) off: the token's refusal comes back from C_Encrypt
+    # (C_Decrypt), and the next init asks the token.
+    for kind, attr, data in (("encrypt", CKA_ENCRYPT, msg), ("decrypt", CKA_DECRYPT, ct_d)):
+        fn = "C_EncryptInit" if kind == "encrypt" else "C_DecryptInit"
+        init(f"usage-{kind}-init", fn, m)
+        crypt_one(lib, h, f"usage-{kind}-first", fn[:-4], data)
+        init(f"usage-{kind}-deferred-init", fn, m)
+        trips.take()
+        r = subprocess.run([sys.executable, __file__, module, "set-usage", pin.decode(), label, f"{attr:x}", "0"],
+                           capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, CLOAK_PKCS11_SOCKET=upstream))
+        print(f"usage-{kind}-other-process {(r.stdout + r.stderr).strip()}", flush=True)
+        crypt_one(lib, h, f"usage-{kind}-refused", fn[:-4], data)
+        trip(f"usage-{kind}-refused")
+        init(f"usage-{kind}-init-again", fn, m)
+        trip(f"usage-{kind}-init-again")
+    call(lib, "C_Finalize", None)
+    trips.srv.close()
+    os.unlink(proxy)
+
+
 class EddsaParams(ctypes.Structure):
     _fields_ = [("phFlag", ctypes.c_ubyte), ("ulContextDataLen", UL), ("pContextData", ctypes.c_void_p)]
 
@@ -692,6 +959,10 @@ if __name__ == "__main__":
         eddsa(sys.argv[1], sys.argv[3].encode())
     elif what == "functions":
         functions(sys.argv[1], sys.argv[3].encode())
+    elif what == "deferred-crypt":
+        deferred_crypt(sys.argv[1], sys.argv[3].encode())
+    elif what == "set-usage":
+        set_usage(sys.argv[1], sys.argv[3].encode(), *sys.argv[4:7])
     elif what == "deferred":
         deferred(sys.argv[1], sys.argv[3].encode(), *sys.argv[4:7])
     elif what == "move-keypair":

@@ -26,6 +26,18 @@ start_memory_token() {
 	export CLOAK_PKCS11_SOCKET=$SOCK
 }
 
+# start_host_token: the token's request handler as a host process
+# (p11_host_token: no VM, nothing protected, objects in memory only) on an
+# owner-only socket $SOCK, for what the module does rather than what the
+# guest protects; TOKEN_PID is it; exports CLOAK_PKCS11_SOCKET.
+start_host_token() {
+	SOCK=$TMP/token.sock
+	(umask 077; exec "$ROOT/$O/tests/p11_host_token" "$SOCK") > "$TMP/host-token.out" 2>&1 &
+	TOKEN_PID=$!
+	wait_for_line "$TOKEN_PID" "$TMP/host-token.out" '^p11_host_token: ready' || return 1
+	export CLOAK_PKCS11_SOCKET=$SOCK
+}
+
 # init_token: label "cloak-test", the SO and user PINs above.
 init_token() {
 	p11 --init-token --label cloak-test --so-pin "$SO_PIN" || return 1
