@@ -801,15 +801,26 @@ static CK_RV sign_result(CK_BYTE_PTR sig, CK_ULONG_PTR siglen)
 	return rv;
 }
 
-static void put_sign_head(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen,
-			  const struct init_call *init)
+/* A request that hands bytes out: the session, whether it is a length
+ * query, the caller's room; after a deferred init's arguments (init) in
+ * an op that carries both. */
+static void put_out_head(enum p11_op op, CK_SESSION_HANDLE s, bool query, CK_ULONG room,
+			 const struct init_call *init)
 {
 	begin(op);
 	if (init)
 		put_init(init);
 	wire_put_u64(&call.w, s);
-	wire_put_u8(&call.w, !sig);
-	wire_put_u64(&call.w, sig ? *siglen : 0);
+	wire_put_u8(&call.w, query);
+	wire_put_u64(&call.w, query ? 0 : room);
+}
+
+/* A signing request: its signature's room is the caller's *siglen (a
+ * length query when sig is NULL). */
+static void put_sign_head(enum p11_op op, CK_SESSION_HANDLE s, CK_BYTE_PTR sig, CK_ULONG_PTR siglen,
+			  const struct init_call *init)
+{
+	put_out_head(op, s, !sig, sig ? *siglen : 0, init);
 }
 
 static CK_RV sign_update(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG len)
@@ -902,19 +913,6 @@ static CK_RV out_result(CK_BYTE_PTR out, CK_ULONG room, uint64_t *len, size_t *g
 	return rv;
 }
 
-/* A request that hands bytes out: the session, whether it is a length
- * query, the caller's room; after a deferred init's arguments (init) in
- * an op that carries both. */
-static void put_out_head(enum p11_op op, CK_SESSION_HANDLE s, bool query, CK_ULONG room,
-			 const struct init_call *init)
-{
-	begin(op);
-	if (init)
-		put_init(init);
-	wire_put_u64(&call.w, s);
-	wire_put_u8(&call.w, query);
-	wire_put_u64(&call.w, query ? 0 : room);
-}
 
 /* The ops of one direction (encryption or decryption). */
 struct crypt_ops {
