@@ -12,9 +12,9 @@ LIBCLOAK_LIBS := -pthread
 LIBCLOAK_SO_VERSION := 0
 
 $(O)/libcloak/%.o: libcloak/%.c | $(O)/libcloak/
-	$(CC) $(HOST_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(HOST_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -MP -c -o $@ $<
 $(O)/san/libcloak/%.o: libcloak/%.c | $(O)/san/libcloak/
-	$(CC) $(SAN_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(SAN_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(O)/libcloak/libcloak.a: $(LIBCLOAK_OBJ) $(COMMON_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -40,10 +40,10 @@ LIBCLOAK_TSAN_CFLAGS := $(filter-out -D_FORTIFY_SOURCE=2,$(HOST_CFLAGS)) -O1 -fs
         -fno-omit-frame-pointer
 $(O)/tsan/libcloak/%.o: libcloak/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(LIBCLOAK_TSAN_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(LIBCLOAK_TSAN_CFLAGS) $(LIBCLOAK_CFLAGS) -MMD -MP -c -o $@ $<
 $(O)/tsan/common/%.o: common/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(LIBCLOAK_TSAN_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(LIBCLOAK_TSAN_CFLAGS) -MMD -MP -c -o $@ $<
 $(O)/tsan/libcloak/libcloak.a: $(LIBCLOAK_SRC:%.c=$(O)/tsan/%.o) $(COMMON_SRC:%.c=$(O)/tsan/%.o)
 	rm -f $@ && ar rcs $@ $^
 

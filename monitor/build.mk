@@ -22,10 +22,10 @@ $(O)/monitor/process/sandbox.o $(O)/san/monitor/process/sandbox.o: $(O)/monitor/
 
 $(O)/monitor/%.o: monitor/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -MMD -MP -c -o $@ $<
 $(O)/san/monitor/%.o: monitor/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) $(MONITOR_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(SAN_CFLAGS) $(MONITOR_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(O)/monitor/libmonitor.a: $(MONITOR_OBJ) $(COMMON_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -56,7 +56,7 @@ MONITOR_HOOKS_SRC := monitor/main.c monitor/test_hooks.c monitor/runner/run.c \
 MONITOR_HOOKS_OBJ := $(MONITOR_HOOKS_SRC:monitor/%.c=$(O)/tests/hooks/%.o)
 $(O)/tests/hooks/%.o: monitor/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -DCLOAK_TEST_HOOKS -MMD -c -o $@ $<
+	$(CC) $(HOST_CFLAGS) $(MONITOR_CFLAGS) -DCLOAK_TEST_HOOKS -MMD -MP -c -o $@ $<
 # Linked as the shipped monitor is (static-pie), so its phase timings
 # (CLOAK_TEST_PHASES) are the shipped monitor's.
 $(O)/tests/cloak-hooks: $(MONITOR_HOOKS_OBJ) $(O)/monitor/libmonitor.a

@@ -21,10 +21,10 @@ RUNTIME_OBJ := $(patsubst %,$(O)/guest/%.o,$(basename $(RUNTIME_SRC)))
 
 $(O)/guest/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -MMD -c -o $@ $<
+	$(GUEST_CC) $(GUEST_CFLAGS) -MMD -MP -c -o $@ $<
 $(O)/guest/%.o: %.S
 	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -MMD -c -o $@ $<
+	$(GUEST_CC) $(GUEST_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(O)/runtime/libcloakrt.a: $(RUNTIME_OBJ)
 	@mkdir -p $(dir $@)

@@ -18,8 +18,8 @@ WIRE_HOST_OBJ := $(O)/host/services/common/wire.o
 # PKCS#11 module (hence -fPIC); plus sanitizer twins.
 $(O)/host/services/%.o: services/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) -fPIC -MMD -c -o $@ $<
+	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
 $(O)/san/host/services/%.o: services/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) $(SERVICES_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(SAN_CFLAGS) $(SERVICES_CFLAGS) -MMD -MP -c -o $@ $<
 -include $(shell find $(O)/host/services $(O)/san/host/services -name '*.d' 2>/dev/null)

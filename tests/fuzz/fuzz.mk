@@ -29,7 +29,7 @@ FUZZ_LIB_OBJ = $(FUZZ_LIB_SRC:%.c=$(O)/fuzz/obj/%.o)
 
 $(O)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 # The key services' sources, as their host builds (services/common/build.mk).
 $(O)/fuzz/obj/services/%.o: FUZZ_CFLAGS += $(SERVICES_CFLAGS)
 $(O)/fuzz/obj/monitor/process/sandbox.o: $(O)/monitor/sandbox_bpf.h

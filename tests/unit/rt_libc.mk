@@ -16,10 +16,10 @@ RT_LIBC_TESTS := test_rt_libc test_rt_heap
 
 $(O)/rt-host/libc/%.o: runtime/libc/%.c tests/unit/rt_rename.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(RT_LIBC_HOST_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(HOST_CFLAGS) $(RT_LIBC_HOST_CFLAGS) -MMD -MP -c -o $@ $<
 $(O)/san/rt-host/libc/%.o: runtime/libc/%.c tests/unit/rt_rename.h
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) $(RT_LIBC_HOST_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(SAN_CFLAGS) $(RT_LIBC_HOST_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The test programs themselves see glibc under the usual names (they
 # include the runtime headers through rt_libc_test.h).
@@ -46,10 +46,10 @@ RT_BLOCK_SAN_OBJ := $(RT_BLOCK_SRC:runtime/%.c=$(O)/san/rt-host/%.o)
 
 $(O)/rt-host/%.o: runtime/%.c tests/unit/rt_rename.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(RT_BLOCK_HOST_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(HOST_CFLAGS) $(RT_BLOCK_HOST_CFLAGS) -MMD -MP -c -o $@ $<
 $(O)/san/rt-host/%.o: runtime/%.c tests/unit/rt_rename.h
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) $(RT_BLOCK_HOST_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(SAN_CFLAGS) $(RT_BLOCK_HOST_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(O)/tests/test_rt_block: tests/unit/test_rt_block.c $(RT_BLOCK_HOST_OBJ) $(RT_LIBC_HOST_OBJ)
 	@mkdir -p $(dir $@)
