@@ -51,7 +51,7 @@ $(O)/san/cloak: $(O)/san/monitor/main.o $(O)/san/monitor/libmonitor.a
 # CLOAK_TEST_HOOKS, linked ahead of the same libmonitor.a.
 # Every file that calls a hook (tests/unit/structure.bats checks the list).
 MONITOR_HOOKS_SRC := monitor/main.c monitor/test_hooks.c monitor/runner/run.c \
-	monitor/device/call_poll.c monitor/device/serve.c monitor/mem/backend.c \
+	monitor/device/call_poll.c monitor/device/call_channel.c monitor/device/serve.c monitor/mem/backend.c \
 	monitor/mem/device_view.c monitor/mem/give_up.c monitor/setup/setup.c
 MONITOR_HOOKS_OBJ := $(MONITOR_HOOKS_SRC:monitor/%.c=$(O)/tests/hooks/%.o)
 $(O)/tests/hooks/%.o: monitor/%.c

@@ -240,6 +240,11 @@ void test_hooks_on_exit(struct runner *r)
 	}
 }
 
+bool test_hooks_no_xfer(void)
+{
+	return hook && !strcmp(hook, "no-xfer");
+}
+
 void test_hooks_before_poll(void)
 {
 	static int scanned;

@@ -40,6 +40,9 @@
  *                   "device process entered"), to the process that reaches
  *                   it alone or to the whole process group: a stop request
  *                   at any moment of start-up must end the run, once;
+ *   no-xfer         the device process answers CHAN_XFER as a call it does
+ *                   not know (-CLOAK_ENOSYS), as a monitor older than that
+ *                   call would: the runtime's fallback to three calls;
  * CLOAK_TEST_PHASES=1 (combines with any hook): the monitor's monotonic
  * clock at the end of each phase of a run (parse, KVM open, memory create,
  * load, vCPU setup, sandbox, run, teardown: close, wipe, unmap...), printed
@@ -76,6 +79,8 @@ void test_hooks_device_enter(bool sandboxed);
 /* In the device process: keep the pages PROTECT ("private") or UNSHARE
  * ("unshared") would unmap. */
 bool test_hooks_device_keeps(const char *when);
+/* In the device process: answer CHAN_XFER with -CLOAK_ENOSYS (no-xfer). */
+bool test_hooks_no_xfer(void);
 #else
 static inline void test_hooks_init(void)
 {
@@ -113,6 +118,10 @@ static inline uint32_t test_hooks_device_reply(uint32_t *seq, uint32_t *verdict,
 static inline bool test_hooks_device_keeps(const char *when)
 {
 	(void)when;
+	return false;
+}
+static inline bool test_hooks_no_xfer(void)
+{
 	return false;
 }
 #endif

@@ -35,6 +35,10 @@ int dc_chan_io(struct device *d, struct cloak_hc_chan_io *a)
 int dc_chan_xfer(struct device *d, struct cloak_hc_chan_xfer *a)
 {
 	a->written = 0;
+	if (test_hooks_no_xfer()) {
+		a->ret = -CLOAK_ENOSYS;
+		return 0;
+	}
 	struct channel *c = devices_chan(d->dev, a->handle);
 	if (!c) {
 		a->ret = -CLOAK_ENOENT;

@@ -72,6 +72,16 @@ only() {
 		./mem/guestmem.c ./test_hooks.c
 }
 
+@test "every monitor file that calls a test hook is built again for the test monitor (MONITOR_HOOKS_SRC)" {
+	# A caller left out of the list links the shipped object, where every
+	# hook is an empty inline: its hook would never fire in cloak-hooks.
+	cd "$ROOT"
+	grep -rlE '\btest_hooks_[a-z_]+\(' monitor --include=*.c | grep -v '^monitor/test_hooks.c$' |
+		only $(sed -n '/^MONITOR_HOOKS_SRC :=/,/[^\\]$/p' monitor/build.mk |
+			sed 's/^MONITOR_HOOKS_SRC :=//; s/\\$//' | tr ' \t' '\n\n' | grep -v '^$' |
+			grep -v '^monitor/test_hooks.c$')
+}
+
 @test "no circle between files of different folders of the monitor" {
 	# An arrow from a.c to b.c where a.c includes b.h (b.c beside it); a
 	# circle through two folders means two modules each lean on the other.
