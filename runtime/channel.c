@@ -28,19 +28,30 @@ static int64_t io_call(int h, uint64_t op, const void *buf, size_t len)
 	return cloak_hypercall(CLOAK_HC_CHAN_IO, &io_block);
 }
 
-/* Sleeps in the monitor until the channel may be ready or the deadline
- * passes: 0, or -CLOAK_ETIMEDOUT / -CLOAK_EAGAIN (no waiting asked). */
-static int wait_ready(int h, uint64_t deadline)
+/* A deadline as POLL's relative timeout: 0, or -CLOAK_EAGAIN (no waiting
+ * asked) / -CLOAK_ETIMEDOUT (it passed). */
+static int timeout_until(uint64_t deadline, uint64_t *timeout)
 {
 	if (deadline == CLOAK_CHAN_NOWAIT)
 		return -CLOAK_EAGAIN;
-	uint64_t timeout = UINT64_MAX;
+	*timeout = UINT64_MAX;
 	if (deadline != CLOAK_CHAN_FOREVER) {
 		uint64_t now = cloak_time_ns();
 		if (now >= deadline)
 			return -CLOAK_ETIMEDOUT;
-		timeout = deadline - now;
+		*timeout = deadline - now;
 	}
+	return 0;
+}
+
+/* Sleeps in the monitor until the channel may be ready or the deadline
+ * passes: 0, or -CLOAK_ETIMEDOUT / -CLOAK_EAGAIN (no waiting asked). */
+static int wait_ready(int h, uint64_t deadline)
+{
+	uint64_t timeout;
+	int t = timeout_until(deadline, &timeout);
+	if (t)
+		return t;
 	int r = cloak_poll(timeout, cloak_chan_poll_bit(h), NULL);
 	return r < 0 ? r : 0;
 }
@@ -111,7 +122,7 @@ int cloak_chan_write(int h, const void *buf, size_t len, uint64_t deadline)
 	return 0;
 }
 
-/* The three calls CHAN_XFER saves, for a monitor without it. */
+/* The calls CHAN_XFER saves, for a monitor without it. */
 static long write_then_read(int h, const void *out, size_t out_len, uint64_t out_deadline,
 			    void *in, size_t in_len, uint64_t in_deadline, size_t *sent)
 {
@@ -119,14 +130,7 @@ static long write_then_read(int h, const void *out, size_t out_len, uint64_t out
 	if (w)
 		return w;
 	*sent = out_len;
-	long n = cloak_chan_read(h, in, in_len, CLOAK_CHAN_NOWAIT);
-	while (n == -CLOAK_EAGAIN) {
-		int r = wait_ready(h, in_deadline);
-		if (r)
-			return r;
-		n = cloak_chan_read(h, in, in_len, CLOAK_CHAN_NOWAIT);
-	}
-	return n;
+	return cloak_chan_read(h, in, in_len, in_deadline);
 }
 
 /* The bounce pool's bytes the fallback staged: its writes' chunks and
@@ -158,11 +162,14 @@ long cloak_chan_write_read(int h, const void *out, size_t out_len, uint64_t out_
 	const unsigned char *src = out_bounce ? rt_bounce : out;
 	size_t left = out_len;
 	for (;;) {
-		uint64_t now = cloak_time_ns(), timeout = 0;
-		if (in_deadline == CLOAK_CHAN_FOREVER)
-			timeout = UINT64_MAX;
-		else if (in_deadline > now)
-			timeout = in_deadline - now;
+		uint64_t timeout = 0;
+		int t = timeout_until(in_deadline, &timeout);
+		if (t && left == 0) { /* nothing to write, and no time left to read */
+			r = t;
+			goto done;
+		}
+		if (t)
+			timeout = 0; /* the write alone, and a read of what is there */
 		xfer_block = (struct cloak_hc_chan_xfer){
 			.handle = (uint64_t)h, .timeout_ns = timeout,
 			.out = (uint64_t)(uintptr_t)(src + (out_len - left)), .out_len = left,
@@ -192,9 +199,6 @@ long cloak_chan_write_read(int h, const void *out, size_t out_len, uint64_t out_
 			}
 			left = 0;
 			*sent = out_len;
-		} else if (timeout == 0 || (in_deadline != CLOAK_CHAN_FOREVER && cloak_time_ns() >= in_deadline)) {
-			r = in_deadline == CLOAK_CHAN_NOWAIT ? -CLOAK_EAGAIN : -CLOAK_ETIMEDOUT;
-			goto done;
 		}
 	}
 fallback:

@@ -27,18 +27,15 @@
  * has no use for it and it says more about the host than guests need.
  *
  * Where KVM runs guest code on the CPU (VMX, SVM), a guest also sees, if
- * the host's KVM offers them, the extensions after SSE2 that crypto
- * libraries choose their code by (native_ext below): the key services'
- * libraries pick constant-time hardware AES and GHASH when CPUID names
- * them (BearSSL's aes_x86ni wants AES and SSE4.1, its ghash_pclmul
- * PCLMULQDQ and SSSE3; both constant-time, as the portable aes_ct and
- * ghash_ctmul64 are), and bignum code written for MULX (BMI2) and
- * ADCX/ADOX (ADX) looks for those bits (Debian's GMP, which the guests
- * link, is built without run-time CPU detection and picks nothing by them
- * today). None of them needs XCR0: AVX, XSAVE and OSXSAVE stay withheld.
- * Where KVM emulates guest code its emulator runs none of these
- * instructions (SSE arithmetic ends the guest there), so the guest sees
- * the baseline only and its libraries keep their portable code.
+ * the host's KVM offers them, the four bits BearSSL's hardware AES and
+ * GHASH code checks or uses (native_ext below): AES and SSE4.1 for
+ * aes_x86ni, PCLMULQDQ and SSSE3 for ghash_pclmul, both constant-time as
+ * the portable aes_ct and ghash_ctmul64 are. No other extension has a
+ * user in the guests (Debian's GMP and Nettle, as the guests link them,
+ * choose nothing by CPUID), so none is shown; nothing that needs XCR0
+ * (AVX, XSAVE, OSXSAVE) ever. Where KVM emulates guest code its emulator
+ * runs none of these instructions (SSE arithmetic ends the guest there),
+ * so the guest sees the baseline only and BearSSL keeps its portable code.
  */
 #define LEAF_MAX_BASIC 7u
 #define LEAF_MAX_EXT 0x80000008u
@@ -69,10 +66,8 @@ static const struct cpuid_keep keep[] = {
 };
 /* Kept besides, where the CPU runs guest code (above). */
 static const struct cpuid_keep native_ext[] = {
-	/* SSE3, PCLMULQDQ, SSSE3, SSE4.1, SSE4.2, POPCNT, AES */
-	{ 0x1, 0, 0, BIT(0) | BIT(1) | BIT(9) | BIT(19) | BIT(20) | BIT(23) | BIT(25), 0 },
-	/* subleaf 0: BMI1, BMI2, ADX */
-	{ 0x7, 0, BIT(3) | BIT(8) | BIT(19), 0, 0 },
+	/* PCLMULQDQ, SSSE3, SSE4.1, AES */
+	{ 0x1, 0, 0, BIT(1) | BIT(9) | BIT(19) | BIT(25), 0 },
 };
 
 static const struct cpuid_keep *find_in(const struct cpuid_keep *t, size_t n, uint32_t function)

@@ -18,8 +18,8 @@ struct kvm_cpuid2;
 
 /* Keeps only the CPUID leaves and bits a cloak guest has use for (see
  * cpu.c): no virtualization features, no hypervisor leaves; the
- * extensions after SSE2 that crypto libraries look for (AES, PCLMULQDQ,
- * SSSE3, SSE4, BMI, ADX...) only where native_cpu says that the CPU runs
+ * extensions BearSSL's hardware AES and GHASH need (AES, PCLMULQDQ,
+ * SSSE3, SSE4.1) only where native_cpu says that the CPU runs
  * guest code (VMX, SVM), never AVX or XSAVE. Pure. */
 void cpu_filter_cpuid(struct kvm_cpuid2 *c, bool native_cpu);
 

@@ -135,11 +135,11 @@ static const char *serve_frames(int h)
 			have = (size_t)got;
 			continue;
 		}
-		if (got == -CLOAK_EPIPE)
-			return NULL;
 		if (sent < 4 + n)
-			return "client not reading";
-		return ""; /* no next frame in KEEP_MS: idle */
+			return got == -CLOAK_EPIPE ? NULL : "client not reading";
+		if (got == -CLOAK_ETIMEDOUT)
+			return ""; /* no next frame in KEEP_MS: idle */
+		return NULL;
 	}
 }
 
