@@ -155,6 +155,27 @@ s.close()'
 	[[ "$output" == *"done: 0"* ]] || { echo "$output"; false; }
 }
 
+@test "write-read (CHAN_XFER) against a peer that reads late: a reply the socket has no room for is sent once there is, in order" {
+	need_kvm
+	# The peer sends 768 KiB from a thread and reads nothing for a second:
+	# the monitor's socket fills, CHAN_XFER answers EAGAIN with the reply
+	# not (or not all) written, and the runtime waits for room to send the
+	# rest before it reads on. Every byte must come back once, in order.
+	# (A Unix socket takes a write this small whole or not at all, so the
+	# monitor's short-write branch, a reply of more than about 100 KiB,
+	# is not reached here.)
+	echo_with_peer xecho c '
+import os, threading
+s = connect(sys.argv[1]); s.settimeout(30)
+data = os.urandom(24 * 32768)
+t = threading.Thread(target=s.sendall, args=(data,)); t.start()
+time.sleep(1)
+got = recv_exact(s, len(data)); t.join()
+assert got == data, "the echo differs from byte %d" % next(i for i in range(len(data)) if got[i] != data[i])
+s.close()'
+	[[ "$output" == *"xechoed 786432 bytes, then -10"* ]] || { echo "$output"; false; }
+}
+
 @test "several channels at once: the guest relays between two host sockets both ways" {
 	need_kvm
 	start_guest --channel a=listen:"$TMP/a.sock" --channel b=listen:"$TMP/b.sock" \
