@@ -30,7 +30,9 @@
  * the host's KVM offers them, the four bits BearSSL's hardware AES and
  * GHASH code checks or uses (native_ext below): AES and SSE4.1 for
  * aes_x86ni, PCLMULQDQ and SSSE3 for ghash_pclmul, both constant-time as
- * the portable aes_ct and ghash_ctmul64 are. No other extension has a
+ * the portable aes_ct and ghash_ctmul64 are. The PKCS#11 token also
+ * takes SSSE3 as its sign that OpenSSL's SSE code may run (p11_ossl.h):
+ * it signs on OpenSSL only then. No other extension has a
  * user in the guests (Debian's GMP and Nettle, as the guests link them,
  * choose nothing by CPUID), so none is shown; nothing that needs XCR0
  * (AVX, XSAVE, OSXSAVE) ever. Where KVM emulates guest code its emulator

@@ -12,19 +12,31 @@ $(O)/guest/services/pkcs11/%.o $(O)/host/services/pkcs11/%.o $(O)/san/host/servi
 # Mbed TLS in the guest: mbedtls_guest/pthread.h and mbedtls_shim.c.
 $(O)/guest/services/pkcs11/guest/p11_rsa.o $(O)/guest/services/pkcs11/guest/p11_pkcs8.o: \
 	GUEST_CFLAGS += -Iservices/pkcs11/guest/mbedtls_guest
+# OpenSSL's headers want a hosted C library's (<stdio.h>, <time.h>,
+# <sys/types.h>): for p11_ossl.c (guest/p11_ossl.h) the system's come
+# first, the runtime's after (its <cloak/*.h>); the functions they name are
+# the runtime's and services/common/openssl_shim.c's. (This assignment
+# replaces the pattern rules' additions above: they are repeated.)
+$(O)/guest/services/pkcs11/guest/p11_ossl.o: GUEST_CFLAGS := $(filter-out -Iruntime/include,$(GUEST_CFLAGS)) \
+	-idirafter runtime/include $(SERVICES_CFLAGS) $(P11_CFLAGS)
 P11_SRC := $(wildcard services/pkcs11/guest/*.c)
 P11_GUEST_OBJ := $(patsubst %.c,$(O)/guest/%.o,$(P11_SRC)) $(SERVICES_COMMON_OBJ)
-$(eval $(call guest_elf,$(O)/services/pkcs11.elf,$(P11_GUEST_OBJ),/usr/lib/x86_64-linux-gnu/libbearssl.a /usr/lib/x86_64-linux-gnu/libmbedcrypto.a /usr/lib/x86_64-linux-gnu/libsodium.a \
+# libcrypto.a first: it needs nothing of the other archives, and they
+# need nothing of it (OpenSSL's libc is the runtime and the shims).
+$(eval $(call guest_elf,$(O)/services/pkcs11.elf,$(P11_GUEST_OBJ),/usr/lib/x86_64-linux-gnu/libcrypto.a \
+	/usr/lib/x86_64-linux-gnu/libbearssl.a /usr/lib/x86_64-linux-gnu/libmbedcrypto.a /usr/lib/x86_64-linux-gnu/libsodium.a \
 	$(NETTLE_STATIC)))
 ALL_TARGETS += $(O)/services/pkcs11.elf
 
 # Host builds: the token proper (no main.c, no store glue, no guest shims)
-# and, apart, the store.
+# and, apart, the store. What links P11_HOST_OBJ adds P11_HOST_LIBS
+# (libcrypto shared: the host's OpenSSL picks its code by CPUID itself).
 P11_HOST_SRC := $(filter-out services/pkcs11/guest/main.c services/pkcs11/guest/mbedtls_shim.c \
 	services/pkcs11/guest/p11_persist.c services/pkcs11/guest/p11_sodium.c \
 	services/pkcs11/guest/store.c,$(P11_SRC))
 P11_HOST_OBJ := $(P11_HOST_SRC:%.c=$(O)/host/%.o) $(ECDSA_HOST_OBJ) $(WIRE_HOST_OBJ)
 P11_STORE_HOST_OBJ := $(O)/host/services/pkcs11/guest/store.o
+P11_HOST_LIBS := -l:libbearssl.a -l:libmbedcrypto.a -l:libsodium.a $(NETTLE_LIBS) -lcrypto
 
 # The module, and the launcher copied next to the monitor.
 P11_MODULE := $(O)/pkcs11/libcloak-pkcs11.so

@@ -7,7 +7,7 @@ P11_FUZZ_OBJ = $(P11_HOST_SRC:%.c=$(O)/fuzz/obj/%.o) $(O)/fuzz/obj/services/comm
 	$(O)/fuzz/obj/services/common/wire.o
 $(O)/fuzz/obj/services/pkcs11/%.o: FUZZ_CFLAGS += $(P11_CFLAGS)
 $(O)/fuzz/fuzz_pkcs11: tests/fuzz/fuzz_pkcs11.c $(P11_FUZZ_OBJ) $(wildcard services/pkcs11/guest/*.h)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SERVICES_CFLAGS) $(P11_CFLAGS) -fsanitize=fuzzer -o $@ $< $(P11_FUZZ_OBJ) -l:libbearssl.a -l:libmbedcrypto.a -l:libsodium.a $(NETTLE_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SERVICES_CFLAGS) $(P11_CFLAGS) -fsanitize=fuzzer -o $@ $< $(P11_FUZZ_OBJ) $(P11_HOST_LIBS)
 FUZZ_ARGS_pkcs11 := -max_len=8192
 $(O)/fuzz/seeds/pkcs11.stamp: tests/fuzz/pkcs11_seeds.py
 	rm -rf $(O)/fuzz/seeds/pkcs11

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
 # The PKCS#11 token guest's host-buildable modules (test_pkcs11.c).
-$(eval $(call unit_test,test_pkcs11,$(P11_HOST_OBJ),-l:libbearssl.a -l:libmbedcrypto.a -l:libsodium.a $(NETTLE_LIBS) -lcrypto))
+$(eval $(call unit_test,test_pkcs11,$(P11_HOST_OBJ),$(P11_HOST_LIBS)))
 $(O)/tests/test_pkcs11: HOST_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
 $(O)/san/tests/test_pkcs11: SAN_CFLAGS += $(SERVICES_CFLAGS) $(P11_CFLAGS)
 $(O)/tests/test_pkcs11 $(O)/san/tests/test_pkcs11: $(wildcard services/pkcs11/guest/*.h services/common/*.h)
@@ -9,8 +9,7 @@ $(O)/tests/test_pkcs11 $(O)/san/tests/test_pkcs11: $(wildcard services/pkcs11/gu
 # real programs where no KVM runs the guest.
 $(O)/tests/p11_host_token: services/pkcs11/testing/p11_host_token.c $(P11_HOST_OBJ) $(wildcard services/pkcs11/guest/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) $(P11_CFLAGS) -o $@ $< $(P11_HOST_OBJ) \
-		-l:libbearssl.a -l:libmbedcrypto.a -l:libsodium.a $(NETTLE_LIBS)
+	$(CC) $(HOST_CFLAGS) $(SERVICES_CFLAGS) $(P11_CFLAGS) -o $@ $< $(P11_HOST_OBJ) $(P11_HOST_LIBS)
 ALL_TARGETS += $(O)/tests/p11_host_token
 # pkcs11_java.bats's Java program (services/pkcs11/testing/P11Java.java),
 # compiled here once where a JDK is, so that the suite starts one JVM per

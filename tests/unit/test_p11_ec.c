@@ -8,6 +8,11 @@
  * (br_ecdsa_i31_sign_raw) gives: that checks the nonce, the limb
  * conversions and the hash's truncation and reduction at once. Each
  * signature also verifies with BearSSL and, changed, fails to.
+ *
+ * Where the guest may run OpenSSL (p11_ossl.h; on the host, always),
+ * P-256 signs on OpenSSL instead, with random nonces: those tests force
+ * the portable path (p11_ossl_force_portable), and the OpenSSL path has
+ * its own, for both curves, checked by BearSSL's verification.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -23,6 +28,7 @@
 
 #include "ecdsa.h"
 #include "p11_ec.h"
+#include "p11_ossl.h"
 
 static const uint8_t oid_p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
 static const uint8_t oid_p384[] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };
@@ -91,6 +97,21 @@ static void rfc6979_on(const uint8_t *oid, size_t oid_len)
 	assert_false(p11_ec_scalar(c, v, c->scalar, d)); /* 2^k - 1 > n */
 }
 
+/* The RFC 6979 tests run on the portable path (Nettle). */
+static int portable(void **state)
+{
+	(void)state;
+	p11_ossl_force_portable(true);
+	return 0;
+}
+
+static int cpu_path(void **state)
+{
+	(void)state;
+	p11_ossl_force_portable(false);
+	return 0;
+}
+
 static void test_p256_rfc6979(void **state)
 {
 	(void)state;
@@ -101,6 +122,85 @@ static void test_p384_rfc6979(void **state)
 {
 	(void)state;
 	rfc6979_on(oid_p384, sizeof oid_p384);
+}
+
+/* sig verifies with BearSSL over hv (the hash as the signer read it),
+ * and with a bit changed does not. */
+static void verifies(const struct p11_curve *c, const uint8_t *d, const uint8_t *hv, uint8_t *sig)
+{
+	uint8_t pt[P11_EC_POINT_DER_MAX];
+	size_t plen = p11_ec_public(c, d, pt);
+	assert_int_not_equal(plen, 0);
+	br_ec_public_key pk = { c->id, pt + 2, plen - 2 };
+	assert_int_equal(br_ecdsa_i31_vrfy_raw(&br_ec_all_m31, hv, c->scalar, &pk, sig, 2 * c->scalar), 1);
+	sig[c->scalar + 3] ^= 0x10;
+	assert_int_equal(br_ecdsa_i31_vrfy_raw(&br_ec_all_m31, hv, c->scalar, &pk, sig, 2 * c->scalar), 0);
+	sig[c->scalar + 3] ^= 0x10;
+}
+
+/* OpenSSL's ECDSA (p11_ossl_ecdsa_sign) on both curves: its signatures
+ * verify with BearSSL, for random keys and hashes and the smallest key;
+ * two of the same hash differ (OpenSSL's nonces are random). P-256
+ * through p11_ec_sign, which takes OpenSSL's path for it here: the same
+ * holds, which tells it from Nettle's RFC 6979 signature. */
+static void openssl_on(const uint8_t *oid, size_t oid_len)
+{
+	const struct p11_curve *c = p11_ec_curve(oid, oid_len);
+	assert_non_null(c);
+	assert_true(p11_ossl_ready());
+	br_hmac_drbg_context rng;
+	br_hmac_drbg_init(&rng, &br_sha256_vtable, "openssl", 7);
+	for (int i = 0; i < 20; i++) {
+		uint8_t d[P11_EC_SCALAR_MAX], raw[P11_EC_SCALAR_MAX], hv[P11_EC_SCALAR_MAX];
+		uint8_t a[P11_EC_SIG_MAX], b[P11_EC_SIG_MAX];
+		do
+			fill(&rng, raw, c->scalar);
+		while (!p11_ec_scalar(c, raw, c->scalar, d));
+		if (i == 0) {
+			uint8_t one = 1;
+			assert_true(p11_ec_scalar(c, &one, 1, d));
+		}
+		fill(&rng, hv, c->scalar);
+		assert_true(p11_ossl_ecdsa_sign(c, d, hv, a));
+		verifies(c, d, hv, a);
+		assert_true(p11_ossl_ecdsa_sign(c, d, hv, b));
+		verifies(c, d, hv, b);
+		assert_memory_not_equal(a, b, 2 * c->scalar);
+		if (c->bits == 256) {
+			assert_true(p11_ec_sign(c, d, hv, c->scalar, a));
+			verifies(c, d, hv, a);
+			assert_true(p11_ec_sign(c, d, hv, c->scalar, b));
+			assert_memory_not_equal(a, b, 2 * c->scalar);
+		}
+	}
+}
+
+static void test_p256_openssl(void **state)
+{
+	(void)state;
+	openssl_on(oid_p256, sizeof oid_p256);
+}
+
+static void test_p384_openssl(void **state)
+{
+	(void)state;
+	openssl_on(oid_p384, sizeof oid_p384);
+}
+
+/* The guest's choice: OpenSSL only where CPUID leaf 1 shows SSSE3
+ * (bit 9), whatever else it shows. */
+static void test_cpu_gate(void **state)
+{
+	(void)state;
+	assert_false(p11_ossl_cpu_ok(0));
+	assert_false(p11_ossl_cpu_ok(~(1u << 9)));
+	assert_true(p11_ossl_cpu_ok(1u << 9));
+	assert_true(p11_ossl_cpu_ok(0xffffffffu));
+	/* The test hook: the portable path, whatever the CPU. */
+	p11_ossl_force_portable(true);
+	assert_false(p11_ossl_ready());
+	p11_ossl_force_portable(false);
+	assert_true(p11_ossl_ready());
 }
 
 /* GMP's allocations, counted: a signature must make none, so that no
@@ -148,27 +248,36 @@ static void test_no_heap(void **state)
 	assert_int_equal(during, 0);
 }
 
-/* A private value out of [1, n-1] is refused, and sig is left alone. */
+/* A private value out of [1, n-1] is refused, and sig is left alone
+ * (run on both paths). */
 static void test_bad_key(void **state)
 {
 	(void)state;
-	const struct p11_curve *c = p11_ec_curve(oid_p256, sizeof oid_p256);
-	uint8_t d[P11_EC_SCALAR_MAX] = { 0 }, h[32] = { 1 }, sig[P11_EC_SIG_MAX];
-	memset(sig, 0xa5, sizeof sig);
-	assert_false(p11_ec_sign(c, d, h, sizeof h, sig));
-	memset(d, 0xff, c->scalar);
-	assert_false(p11_ec_sign(c, d, h, sizeof h, sig));
-	for (size_t i = 0; i < sizeof sig; i++)
-		assert_int_equal(sig[i], 0xa5);
+	static const uint8_t *const oids[] = { oid_p256, oid_p384 };
+	static const size_t lens[] = { sizeof oid_p256, sizeof oid_p384 };
+	for (int i = 0; i < 2; i++) {
+		const struct p11_curve *c = p11_ec_curve(oids[i], lens[i]);
+		uint8_t d[P11_EC_SCALAR_MAX] = { 0 }, h[32] = { 1 }, sig[P11_EC_SIG_MAX];
+		memset(sig, 0xa5, sizeof sig);
+		assert_false(p11_ec_sign(c, d, h, sizeof h, sig));
+		memset(d, 0xff, c->scalar);
+		assert_false(p11_ec_sign(c, d, h, sizeof h, sig));
+		for (size_t j = 0; j < sizeof sig; j++)
+			assert_int_equal(sig[j], 0xa5);
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_p256_rfc6979),
-		cmocka_unit_test(test_p384_rfc6979),
+		cmocka_unit_test_setup_teardown(test_p256_rfc6979, portable, cpu_path),
+		cmocka_unit_test_setup_teardown(test_p384_rfc6979, portable, cpu_path),
+		cmocka_unit_test(test_p256_openssl),
+		cmocka_unit_test(test_p384_openssl),
+		cmocka_unit_test(test_cpu_gate),
 		cmocka_unit_test(test_bad_key),
-		cmocka_unit_test(test_no_heap),
+		{ "test_bad_key (nettle)", test_bad_key, portable, cpu_path, NULL },
+		cmocka_unit_test_setup_teardown(test_no_heap, portable, cpu_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include <openssl/rsa.h>
 
 #include "p11_ec.h"
+#include "p11_ossl.h"
 #include "p11_rsa.h"
 #include "p11_token.h"
 
@@ -670,13 +671,20 @@ static void check_free(void *p, size_t n)
 
 /* An RSA signature on Nettle keeps the key and its arithmetic in GMP's
  * heap blocks: each comes back to the allocator wiped (p11_rsa.c), and
- * the allocator the token found is the one left in place after. */
+ * the allocator the token found is the one left in place after. (On
+ * OpenSSL's path, GMP holds the key and the check's numbers.) */
 static void test_rsa_sign_wipes(void **state)
 {
 	rsa_keygen(2048, CKR_OK);
 	EVP_PKEY *pk = rsa_pubkey(pub);
-	mp_get_memory_functions(&real_alloc, &real_realloc, &real_free);
+	/* It runs twice (on each path): a first run that failed left
+	 * check_free in place, which is not the allocator to go back to. */
+	void (*found)(void *, size_t);
+	mp_get_memory_functions(NULL, NULL, &found);
+	if (found != check_free)
+		mp_get_memory_functions(&real_alloc, &real_realloc, &real_free);
 	mp_set_memory_functions(real_alloc, real_realloc, check_free);
+	gmp_freed = gmp_freed_dirty = 0;
 	mpz_t control;
 	mpz_init_set_ui(control, 1);
 	mpz_mul_2exp(control, control, 4096); /* the control: a block freed unwiped */
@@ -695,34 +703,118 @@ static void test_rsa_sign_wipes(void **state)
 	EVP_PKEY_free(pk);
 }
 
-/* A signature whose private computation went wrong (a fault: here a
- * CRT exponent with one bit flipped) never leaves: the public-key check
- * after Nettle's root refuses it, for PKCS#1 v1.5 with a hash, raw
- * CKM_RSA_PKCS and PSS. The unflipped key signs, the control. */
-static void test_rsa_sign_faulted(void **state)
+/* k's parts copied into bad (viewed by f), with one bit of part i
+ * flipped, and of part j too if j >= 0. */
+static void faulted_key(const struct p11_rsa_key *k, const uint8_t *buf, uint8_t *bad, struct p11_rsa_key *f,
+			int i, int j)
 {
-	br_hmac_drbg_context drbg;
-	seed(NULL, &drbg);
-	static uint8_t buf[P11_RSA_BUF], bad[P11_RSA_BUF];
-	struct p11_rsa_key k, f;
-	assert_true(p11_rsa_keygen(&drbg, 2048, buf, &k));
-	memcpy(bad, buf, sizeof bad);
-	f = k;
-	for (int i = 0; i < P11_RSA_PARTS; i++)
-		f.v[i] = k.v[i] ? bad + (k.v[i] - buf) : NULL;
-	bad[f.v[P11_RSA_DP] - bad + k.len[P11_RSA_DP] / 2] ^= 0x10;
-	uint8_t h[64] = { 1, 2, 3 }, sig[P11_RSA_BYTES_MAX];
+	memcpy(bad, buf, P11_RSA_BUF);
+	*f = *k;
+	for (int n = 0; n < P11_RSA_PARTS; n++)
+		f->v[n] = k->v[n] ? bad + (k->v[n] - buf) : NULL;
+	bad[f->v[i] - bad + k->len[i] / 2] ^= 0x10;
+	if (j >= 0)
+		bad[f->v[j] - bad + k->len[j] / 2] ^= 0x10;
+}
+
+/* The four signatures test_rsa_sign_faulted asks of a key: PKCS#1 v1.5
+ * with SHA-256 and SHA-1, raw CKM_RSA_PKCS, PSS; each must give ok. */
+static void sign_four(const struct p11_rsa_key *key, br_hmac_drbg_context *drbg, bool ok,
+		      uint8_t sig[4][P11_RSA_BYTES_MAX])
+{
+	static const uint8_t h[64] = { 1, 2, 3 };
 	static const uint8_t info[] = { 0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65,
 					0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20, 1, 2, 3 };
 	uint8_t di[sizeof info + 29] = { 0 };
 	memcpy(di, info, sizeof info);
-	for (int faulted = 0; faulted < 2; faulted++) {
-		const struct p11_rsa_key *key = faulted ? &f : &k;
-		assert_int_equal(p11_rsa_sign_pkcs1(key, &drbg, CKM_SHA256, h, 32, sig), !faulted);
-		assert_int_equal(p11_rsa_sign_pkcs1(key, &drbg, CKM_SHA_1, h, 20, sig), !faulted);
-		assert_int_equal(p11_rsa_sign_pkcs1(key, &drbg, 0, di, 51, sig), !faulted);
-		assert_int_equal(p11_rsa_sign_pss(key, &drbg, CKM_SHA256, 32, h, 32, sig), !faulted);
+	assert_int_equal(p11_rsa_sign_pkcs1(key, drbg, CKM_SHA256, h, 32, sig[0]), ok);
+	assert_int_equal(p11_rsa_sign_pkcs1(key, drbg, CKM_SHA_1, h, 20, sig[1]), ok);
+	assert_int_equal(p11_rsa_sign_pkcs1(key, drbg, 0, di, 51, sig[2]), ok);
+	assert_int_equal(p11_rsa_sign_pss(key, drbg, CKM_SHA256, 32, h, 32, sig[3]), ok);
+	if (ok)
+		assert_true(p11_rsa_verify_pss(key, CKM_SHA256, 32, h, 32, sig[3]));
+}
+
+/* A signature whose private computation went wrong (a fault: here bits
+ * flipped in the stored key) never leaves, on either path: the
+ * public-key check after the root refuses it, for PKCS#1 v1.5 with a
+ * hash, raw CKM_RSA_PKCS and PSS. The unflipped key signs, the control.
+ * Nettle's root uses the CRT values alone: a flipped bit in dp is
+ * refused there. OpenSSL checks its CRT result itself and, if wrong,
+ * computes m^d mod n instead: with dp alone flipped it signs, and
+ * correctly (the unflipped key's PKCS#1 v1.5 signatures, byte for byte);
+ * with d flipped too its result is wrong, and the token refuses it. */
+static void test_rsa_sign_faulted(void **state)
+{
+	br_hmac_drbg_context drbg;
+	seed(NULL, &drbg);
+	static uint8_t buf[P11_RSA_BUF], bad_dp[P11_RSA_BUF], bad_both[P11_RSA_BUF];
+	static uint8_t good[4][P11_RSA_BYTES_MAX], sig[4][P11_RSA_BYTES_MAX];
+	struct p11_rsa_key k, dp, both;
+	assert_true(p11_rsa_keygen(&drbg, 2048, buf, &k));
+	faulted_key(&k, buf, bad_dp, &dp, P11_RSA_DP, -1);
+	faulted_key(&k, buf, bad_both, &both, P11_RSA_DP, P11_RSA_D);
+	for (int portable = 0; portable < 2; portable++) {
+		p11_ossl_force_portable(portable);
+		assert_int_equal(p11_ossl_ready(), !portable);
+		sign_four(&k, &drbg, true, good);
+		sign_four(&both, &drbg, false, sig);
+		sign_four(&dp, &drbg, !portable, sig);
+		if (!portable)
+			assert_memory_equal(sig, good, 3 * sizeof sig[0]);
 	}
+}
+
+/* The two paths give the same PKCS#1 v1.5 signatures, byte for byte
+ * (deterministic), and PSS with no salt too; PSS with a salt verifies on
+ * both. Of 2048- and 3072-bit keys; every hash Nettle encodes. */
+static void test_rsa_sign_paths(void **state)
+{
+	br_hmac_drbg_context drbg;
+	seed(NULL, &drbg);
+	static uint8_t buf[P11_RSA_BUF], sig[2][P11_RSA_BYTES_MAX];
+	static const uint8_t h[64] = { 9, 8, 7 };
+	static const CK_MECHANISM_TYPE hashes[] = { CKM_SHA_1, CKM_SHA256, CKM_SHA384, CKM_SHA512 };
+	for (unsigned bits = 2048; bits <= 3072; bits += 1024) {
+		struct p11_rsa_key k;
+		assert_true(p11_rsa_keygen(&drbg, bits, buf, &k));
+		size_t len = bits / 8;
+		for (size_t i = 0; i < sizeof hashes / sizeof hashes[0]; i++) {
+			size_t hlen = p11_rsa_hash_len(hashes[i]);
+			for (int portable = 0; portable < 2; portable++) {
+				p11_ossl_force_portable(portable);
+				assert_true(p11_rsa_sign_pkcs1(&k, &drbg, hashes[i], h, hlen, sig[portable]));
+				assert_true(p11_rsa_verify_pkcs1(&k, hashes[i], h, hlen, sig[portable]));
+			}
+			assert_memory_equal(sig[0], sig[1], len);
+			for (int portable = 0; portable < 2; portable++) {
+				p11_ossl_force_portable(portable);
+				assert_true(p11_rsa_sign_pss(&k, &drbg, hashes[i], 0, h, hlen, sig[portable]));
+				assert_true(p11_rsa_verify_pss(&k, hashes[i], 0, h, hlen, sig[portable]));
+			}
+			assert_memory_equal(sig[0], sig[1], len);
+			for (int portable = 0; portable < 2; portable++) {
+				p11_ossl_force_portable(portable);
+				assert_true(p11_rsa_sign_pss(&k, &drbg, hashes[i], hlen, h, hlen, sig[portable]));
+				assert_true(p11_rsa_verify_pss(&k, hashes[i], hlen, h, hlen, sig[portable]));
+				sig[portable][len / 2] ^= 1; /* the control */
+				assert_false(p11_rsa_verify_pss(&k, hashes[i], hlen, h, hlen, sig[portable]));
+			}
+		}
+	}
+}
+
+/* The token's signature tests again on the portable path (Nettle). */
+static int setup_nettle(void **state)
+{
+	p11_ossl_force_portable(true);
+	return setup(state);
+}
+
+static int end_nettle(void **state)
+{
+	p11_ossl_force_portable(false);
+	return 0;
 }
 
 static void test_rsa_sign(void **state)
@@ -2902,7 +2994,11 @@ int main(void)
 		cmocka_unit_test_setup(test_blob, setup),
 		cmocka_unit_test_setup(test_rsa_sign, setup),
 		cmocka_unit_test_setup(test_rsa_sign_wipes, setup),
-		cmocka_unit_test_setup(test_rsa_sign_faulted, setup),
+		cmocka_unit_test_setup_teardown(test_rsa_sign_faulted, setup, end_nettle),
+		cmocka_unit_test_setup_teardown(test_rsa_sign_paths, setup, end_nettle),
+		{ "test_sign (nettle)", test_sign, setup_nettle, end_nettle, NULL },
+		{ "test_rsa_sign (nettle)", test_rsa_sign, setup_nettle, end_nettle, NULL },
+		{ "test_rsa_sign_wipes (nettle)", test_rsa_sign_wipes, setup_nettle, end_nettle, NULL },
 		cmocka_unit_test_setup(test_rsa_attrs_import, setup),
 		cmocka_unit_test_setup(test_rsa_decrypt, setup),
 		cmocka_unit_test_setup(test_aes_modes, setup),

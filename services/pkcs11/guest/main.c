@@ -34,6 +34,7 @@
 #include "cloak/channel.h"
 #include "cloak/guest.h"
 #include "p11_aes.h"
+#include "p11_ossl.h"
 #include "p11_persist.h"
 #include "p11_token.h"
 
@@ -174,7 +175,10 @@ int main(int argc, char **argv)
 	int h = service_open("pkcs11", CHANNEL);
 	if (h < 0)
 		return 1;
-	printf("pkcs11: ready; protection 0x%llx; %s; %s; aes: %s\n", (unsigned long long)cloak_protection(),
-	       entropy_report, store_report, p11_aes_impl());
+	/* sign: what signs P-256 and RSA (p11_ossl.h), OpenSSL set up now
+	 * where it will be used, not at the first signature. */
+	printf("pkcs11: ready; protection 0x%llx; %s; %s; aes: %s; sign: %s\n",
+	       (unsigned long long)cloak_protection(), entropy_report, store_report, p11_aes_impl(),
+	       p11_ossl_sign_impl());
 	return service_loop("pkcs11", CHANNEL, h, serve);
 }

@@ -6,7 +6,9 @@
  * (Debian builds Mbed TLS with pthread mutexes) do nothing: the guest
  * has one thread. The rest is file I/O, printing and time, which only
  * functions the token never calls use (mbedtls_mpi_read_file, the self
- * tests, X.509 dates): abort if one ever is.
+ * tests, X.509 dates): abort if one ever is, except the stdio and time
+ * functions OpenSSL names too, which services/common/openssl_shim.c
+ * gives (they fail with ENOSYS).
  */
 #include <stdlib.h>
 
@@ -48,10 +50,4 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 	void name(void) { abort(); }
 NEVER(__printf_chk)
 NEVER(__snprintf_chk)
-NEVER(fopen)
-NEVER(fclose)
-NEVER(ferror)
-NEVER(fgets)
-NEVER(fread)
-NEVER(gmtime_r)
 NEVER(rand)

@@ -12,6 +12,7 @@
 #include <nettle/sha1.h>
 #include <nettle/sha2.h>
 
+#include "p11_ossl.h"
 #include "wipe.h"
 
 #ifdef CLOAK_RT_STDIO_H
@@ -195,11 +196,11 @@ unsigned p11_rsa_bits(const struct p11_rsa_key *k)
 }
 
 /* Signatures on Nettle's RSA (docs/pkcs11.md, "Crypto libraries"): its
- * _tr functions compute the root with rsa_sec_compute_root (GMP's mpn_sec
- * functions, side-channel silent by Nettle's manual), blinded with the
- * caller's random source, and check the result against the public key
- * before it leaves. Nettle keeps its integers in GMP's mpz, on the heap:
- * while a signature runs, GMP's allocator wipes every block it frees (and
+ * encoders, and its root (rsa_compute_root: GMP's mpn_sec functions,
+ * side-channel silent by Nettle's manual) or OpenSSL's (p11_ossl.h),
+ * with the result checked against the public key before it leaves.
+ * Nettle keeps its integers in GMP's mpz, on the heap: while a signature
+ * runs, GMP's allocator wipes every block it frees (and
  * a block it moves), so no part of the key or of the computation stays
  * behind in freed memory. */
 static void *(*gmp_alloc)(size_t);
@@ -252,17 +253,31 @@ static void nettle_done(struct nettle_rsa *r)
 	mp_set_memory_functions(gmp_alloc, gmp_realloc, gmp_free);
 }
 
-/* s = m^d by Nettle's side-channel silent root (rsa_compute_root: GMP's
- * mpn_sec functions, docs/pkcs11.md), then checked with the public key
- * before it may leave: a fault in the private computation must not hand
- * out a value from which the primes follow. Not blinded: the _tr
- * functions' blinding costs a side-channel silent inversion, about half of
- * a 2048-bit signature, on top of a root that is silent already. */
-static bool checked_root(const struct nettle_rsa *r, mpz_t s, const mpz_t m)
+/* s = m^d, then checked with the public key before it may leave: a
+ * fault in the private computation must not hand out a value from which
+ * the primes follow. The root is OpenSSL's where the guest may run it
+ * (p11_ossl.h: CRT and Montgomery multiplication, constant-time, blinded),
+ * else Nettle's side-channel silent rsa_compute_root (GMP's mpn_sec
+ * functions, docs/pkcs11.md). Nettle's is not blinded: the _tr
+ * functions' blinding costs a side-channel silent inversion, about half
+ * of a 2048-bit signature, on top of a root that is silent already. The
+ * check is the same for both. */
+static bool checked_root(const struct nettle_rsa *r, const struct p11_rsa_key *k, mpz_t s, const mpz_t m)
 {
 	if (mpz_sgn(m) < 0 || mpz_cmp(m, r->pub.n) >= 0)
 		return false;
-	rsa_compute_root(&r->key, s, m);
+	if (p11_ossl_ready()) {
+		uint8_t em[P11_RSA_BYTES_MAX], out[P11_RSA_BYTES_MAX];
+		nettle_mpz_get_str_256(r->pub.size, em, m);
+		bool done = p11_ossl_rsa_private(k, em, r->pub.size, out);
+		if (done)
+			nettle_mpz_set_str_256_u(s, r->pub.size, out);
+		wipe(out, r->pub.size);
+		if (!done)
+			return false;
+	} else {
+		rsa_compute_root(&r->key, s, m);
+	}
 	mpz_t back;
 	mpz_init(back);
 	mpz_powm(back, s, r->pub.e, r->pub.n); /* public values only */
@@ -307,7 +322,7 @@ bool p11_rsa_sign_pkcs1(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg,
 			ok = pkcs1_rsa_digest_encode(m, r.key.size, len, in);
 		}
 	}
-	ok = ok && checked_root(&r, s, m);
+	ok = ok && checked_root(&r, k, s, m);
 	if (ok)
 		nettle_put(&r, s, sig);
 	mpz_clear(m);
@@ -344,7 +359,7 @@ bool p11_rsa_sign_pss(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg, C
 	mpz_init(m);
 	mpz_init(s);
 	ok = ok && pss_encode_mgf1(m, mpz_sizeinbase(r.pub.n, 2) - 1, nh, salt, salt_bytes, h) &&
-		  checked_root(&r, s, m);
+		  checked_root(&r, k, s, m);
 	if (ok)
 		nettle_put(&r, s, sig);
 	mpz_clear(m);

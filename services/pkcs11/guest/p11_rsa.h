@@ -3,10 +3,12 @@
  * RSA keys for the token: key generation, key checks, OAEP and PKCS#1
  * v1.5 decryption, encryption and verification on Mbed TLS (Debian's
  * BearSSL 0.6 has no PSS, and TLS 1.3 with an RSA key needs it); private
- * keys' signatures, PKCS#1 v1.5 and PSS, on Nettle's side-channel-silent
- * root (GMP's mpn_sec functions), which signs faster than Mbed TLS's
- * (docs/pkcs11.md, its benchmark), except PKCS#1 v1.5 with SHA-384,
- * which Nettle 3.8 lacks.
+ * keys' signatures, PKCS#1 v1.5 and PSS, encoded by Nettle, on OpenSSL's
+ * root where the guest may run OpenSSL (p11_ossl.h: where CPUID shows
+ * SSSE3), else on Nettle's side-channel-silent root (GMP's mpn_sec
+ * functions), which signs faster than Mbed TLS's (docs/pkcs11.md, its
+ * benchmark); either checked with the public key. Except PKCS#1 v1.5
+ * with SHA-384, which Nettle 3.8 lacks: Mbed TLS's.
  *
  * A key is the PKCS#11 attributes' big-endian values, viewed in place
  * (struct p11_rsa_key): a private key's eight parts, or a public key's
