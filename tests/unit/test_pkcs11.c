@@ -905,6 +905,8 @@ static void test_rsa_attrs_import(void **state)
 	assert_int_equal(send_req(), CKR_OK);
 	uint64_t imported = wire_get_u64(&r);
 	rsa_sign_verify(pk, imported, CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, 32, false);
+	/* OpenSSL's object for the key is kept for its next signature... */
+	assert_true(p11_ossl_rsa_kept());
 	/* A wrong coefficient. */
 	parts[P11_RSA_QINV][10] ^= 1;
 	begin_session(P11_OP_CREATE_OBJECT);
@@ -929,6 +931,8 @@ static void test_rsa_attrs_import(void **state)
 		assert_int_equal(send_req(), CKR_OK);
 	}
 	assert_false(in_token(d, sizeof d));
+	/* ...and goes, cleared, with the objects. */
+	assert_false(p11_ossl_rsa_kept());
 	EVP_PKEY_free(pk);
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "wipe.h"
+#include "p11_ossl.h"
 #include "p11_wire.h"
 
 void p11_objects_init(struct p11_objects *s)
@@ -42,6 +43,9 @@ struct p11_object *p11_objects_get(struct p11_objects *s, uint64_t handle)
 void p11_objects_free(struct p11_object *o)
 {
 	wipe(o, sizeof *o);
+	/* The signing code may keep the last RSA key's parts (p11_ossl.c):
+	 * they go with any object freed, this one's or not. */
+	p11_ossl_forget();
 }
 
 static struct p11_obj_attr *find(const struct p11_object *o, uint64_t type)

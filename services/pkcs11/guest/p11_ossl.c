@@ -204,15 +204,53 @@ bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint
 
 /* ---- RSA */
 
-bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t len, uint8_t *out)
+/* The last key's RSA object, kept: building one costs its blinding (a
+ * modular inversion) and three Montgomery contexts, about a third of a
+ * 2048-bit signature; kept, OpenSSL renews the blinding itself (it
+ * squares it between uses and draws a new one every 32). Its tag is
+ * SHA-256 over every part with its length, so a key whose parts differ
+ * in any way never meets another key's object. Freeing any token
+ * object drops it (p11_ossl_forget, from p11_objects_free): no part of a
+ * destroyed key outlives it here. */
+static struct {
+	RSA *rsa;
+	uint8_t tag[32];
+} kept;
+
+static void rsa_tag(const struct p11_rsa_key *k, uint8_t tag[32])
 {
-	if (!p11_ossl_ready() || !len || len > P11_RSA_BYTES_MAX)
-		return false;
+	br_sha256_context h;
+	br_sha256_init(&h);
+	for (int i = 0; i < P11_RSA_PARTS; i++) {
+		uint8_t len[8];
+		for (int j = 0; j < 8; j++)
+			len[j] = (uint8_t)((uint64_t)k->len[i] >> (8 * j));
+		br_sha256_update(&h, len, sizeof len);
+		br_sha256_update(&h, k->v[i], k->len[i]);
+	}
+	br_sha256_out(&h, tag);
+	wipe(&h, sizeof h);
+}
+
+void p11_ossl_forget(void)
+{
+	RSA_free(kept.rsa); /* clears d, the primes, the CRT values and their Montgomery contexts */
+	kept.rsa = NULL;
+	wipe(kept.tag, sizeof kept.tag);
+}
+
+bool p11_ossl_rsa_kept(void)
+{
+	return kept.rsa != NULL;
+}
+
+/* A new RSA object with the key's eight parts, or NULL. */
+static RSA *rsa_of(const struct p11_rsa_key *k)
+{
 	BIGNUM *b[P11_RSA_PARTS] = { 0 };
 	bool ok = true;
 	for (int i = 0; ok && i < P11_RSA_PARTS; i++)
-		ok = k->v[i] && k->len[i] && k->len[i] <= P11_RSA_BYTES_MAX &&
-		     (b[i] = BN_bin2bn(k->v[i], (int)k->len[i], NULL)) != NULL;
+		ok = (b[i] = BN_bin2bn(k->v[i], (int)k->len[i], NULL)) != NULL;
 	RSA *rsa = ok ? RSA_new() : NULL;
 	/* RSA_set0_* take the numbers (and mark the private ones
 	 * constant-time); what they did not take is freed below. */
@@ -225,18 +263,45 @@ bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t
 	ok = ok && RSA_set0_crt_params(rsa, b[P11_RSA_DP], b[P11_RSA_DQ], b[P11_RSA_QINV]) == 1;
 	if (ok)
 		b[P11_RSA_DP] = b[P11_RSA_DQ] = b[P11_RSA_QINV] = NULL;
+	for (int i = 0; i < P11_RSA_PARTS; i++)
+		BN_clear_free(b[i]);
+	if (!ok) {
+		RSA_free(rsa);
+		return NULL;
+	}
+	return rsa;
+}
+
+bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t len, uint8_t *out)
+{
+	if (!p11_ossl_ready() || !len || len > P11_RSA_BYTES_MAX)
+		return false;
+	for (int i = 0; i < P11_RSA_PARTS; i++)
+		if (!k->v[i] || !k->len[i] || k->len[i] > P11_RSA_BYTES_MAX)
+			return false;
+	uint8_t tag[32];
+	rsa_tag(k, tag);
+	if (!kept.rsa || memcmp(tag, kept.tag, sizeof tag) != 0) {
+		p11_ossl_forget();
+		kept.rsa = rsa_of(k);
+		if (!kept.rsa) {
+			ERR_clear_error();
+			return false;
+		}
+		memcpy(kept.tag, tag, sizeof tag);
+	}
+	wipe(tag, sizeof tag);
 	/* CRT with Montgomery multiplication (BN_mod_exp_mont_consttime),
 	 * blinded with the DRBG's bytes. OpenSSL checks the CRT result with
 	 * the public key itself and, if it is wrong, computes m^d mod n
 	 * instead: a fault in p, q or the CRT values gives a correct
 	 * signature here, one in d as well a wrong one, which the caller's
 	 * check refuses. */
-	ok = ok && (size_t)RSA_size(rsa) == len &&
-	     RSA_private_encrypt((int)len, em, out, rsa, RSA_NO_PADDING) == (int)len;
-	RSA_free(rsa); /* clears d, the primes, the CRT values and their Montgomery contexts */
-	for (int i = 0; i < P11_RSA_PARTS; i++)
-		BN_clear_free(b[i]);
-	if (!ok)
+	bool ok = (size_t)RSA_size(kept.rsa) == len &&
+		  RSA_private_encrypt((int)len, em, out, kept.rsa, RSA_NO_PADDING) == (int)len;
+	if (!ok) {
+		p11_ossl_forget(); /* a key OpenSSL failed on is not kept */
 		ERR_clear_error();
+	}
 	return ok;
 }

@@ -19,7 +19,9 @@
  * legacy RAND_METHOD on BearSSL's HMAC-DRBG, seeded once from the token's
  * entropy (entropy.c's entropy_seed in the guest, getrandom on the host).
  * Every OpenSSL object that holds key material is built for one call and
- * freed with clearing; in the guest every block OpenSSL frees is wiped.
+ * freed with clearing, but for the last RSA key's, kept until another RSA
+ * key signs or any token object is freed (p11_ossl_forget); in the guest
+ * every block OpenSSL frees is wiped.
  */
 #ifndef P11_OSSL_H
 #define P11_OSSL_H
@@ -56,7 +58,15 @@ bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint
 /* RSA's private operation on the encoded block em (len bytes, the
  * modulus's length, em < n) with the stored key k (all eight parts):
  * len bytes at out. No padding and no check here: the caller checks the
- * result with the public key (p11_rsa.c). Only after p11_ossl_ready(). */
+ * result with the public key (p11_rsa.c). The key's OpenSSL object is
+ * kept for its next signature (p11_ossl.c). Only after p11_ossl_ready(). */
 bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t len, uint8_t *out);
+
+/* Drops the kept RSA object (the last RSA key signed with), clearing
+ * it: p11_objects_free calls it for every object it frees. */
+void p11_ossl_forget(void);
+
+/* Tests only: whether an RSA object is kept. */
+bool p11_ossl_rsa_kept(void);
 
 #endif
