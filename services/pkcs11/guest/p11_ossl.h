@@ -18,8 +18,9 @@
  * OpenSSL's random bytes (ECDSA's nonces, RSA's blinding) come from a
  * legacy RAND_METHOD on BearSSL's HMAC-DRBG, seeded once from the token's
  * entropy (entropy.c's entropy_seed in the guest, getrandom on the host).
- * Every OpenSSL object that holds key material is built for one call and
- * freed with clearing, but for the last RSA key's, kept until another RSA
+ * Each curve's group (no secret in it) is built once. Every OpenSSL
+ * object that holds key material is built for one call and freed with
+ * clearing, but for the last RSA key's, kept until another RSA
  * key signs or any token object is freed (p11_ossl_forget); in the guest
  * every block OpenSSL frees is wiped.
  */
@@ -65,6 +66,9 @@ bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t
 /* Drops the kept RSA object (the last RSA key signed with), clearing
  * it: p11_objects_free calls it for every object it frees. */
 void p11_ossl_forget(void);
+
+/* Tests only: how many EC groups were built (at most one a curve). */
+unsigned p11_ossl_groups_built(void);
 
 /* Tests only: whether an RSA object is kept. */
 bool p11_ossl_rsa_kept(void);

@@ -223,25 +223,31 @@ static void *wiping_realloc(void *p, size_t old, size_t n)
 
 struct nettle_rsa {
 	struct rsa_public_key pub;
-	struct rsa_private_key key;
+	struct rsa_private_key key; /* loaded only where Nettle takes the root */
+	bool openssl;               /* OpenSSL takes the root (p11_ossl_ready) */
 };
 
 /* Nettle's key from the stored parts (all eight, which p11_rsa_import
- * and p11_rsa_keygen checked and completed), GMP's wiping allocator on.
- * nettle_rsa_done undoes both, whatever this returned. */
+ * and p11_rsa_keygen checked and completed), GMP's wiping allocator on:
+ * the public part always (the encoders and the check use it), the
+ * private parts only where Nettle takes the root, since OpenSSL takes
+ * its own from k. nettle_done undoes both, whatever this returned. */
 static bool nettle_load(struct nettle_rsa *r, const struct p11_rsa_key *k)
 {
 	mp_get_memory_functions(&gmp_alloc, &gmp_realloc, &gmp_free);
 	mp_set_memory_functions(gmp_alloc, wiping_realloc, wiping_free);
 	rsa_public_key_init(&r->pub);
 	rsa_private_key_init(&r->key);
+	r->openssl = p11_ossl_ready();
 	mpz_ptr x[P11_RSA_PARTS] = { r->pub.n, r->pub.e, r->key.d, r->key.p, r->key.q, r->key.a, r->key.b, r->key.c };
+	int parts = r->openssl ? P11_RSA_PUBEXP + 1 : P11_RSA_PARTS;
 	for (int i = 0; i < P11_RSA_PARTS; i++) {
 		if (!k->v[i] || !k->len[i] || k->len[i] > P11_RSA_BYTES_MAX)
 			return false;
-		mpz_import(x[i], k->len[i], 1, 1, 1, 0, k->v[i]);
+		if (i < parts)
+			mpz_import(x[i], k->len[i], 1, 1, 1, 0, k->v[i]);
 	}
-	return rsa_public_key_prepare(&r->pub) && rsa_private_key_prepare(&r->key) &&
+	return rsa_public_key_prepare(&r->pub) && (r->openssl || rsa_private_key_prepare(&r->key)) &&
 	       r->pub.size == (p11_rsa_bits(k) + 7) / 8 && p11_rsa_bits(k) >= P11_RSA_BITS_MIN &&
 	       p11_rsa_bits(k) <= P11_RSA_BITS_MAX;
 }
@@ -266,7 +272,7 @@ static bool checked_root(const struct nettle_rsa *r, const struct p11_rsa_key *k
 {
 	if (mpz_sgn(m) < 0 || mpz_cmp(m, r->pub.n) >= 0)
 		return false;
-	if (p11_ossl_ready()) {
+	if (r->openssl) {
 		uint8_t em[P11_RSA_BYTES_MAX], out[P11_RSA_BYTES_MAX];
 		nettle_mpz_get_str_256(r->pub.size, em, m);
 		bool done = p11_ossl_rsa_private(k, em, r->pub.size, out);
@@ -315,11 +321,11 @@ bool p11_rsa_sign_pkcs1(const struct p11_rsa_key *k, br_hmac_drbg_context *drbg,
 	mpz_init(s);
 	if (ok) {
 		switch (hash) {
-		case CKM_SHA_1: ok = pkcs1_rsa_sha1_encode_digest(m, r.key.size, in); break;
-		case CKM_SHA256: ok = pkcs1_rsa_sha256_encode_digest(m, r.key.size, in); break;
-		case CKM_SHA512: ok = pkcs1_rsa_sha512_encode_digest(m, r.key.size, in); break;
+		case CKM_SHA_1: ok = pkcs1_rsa_sha1_encode_digest(m, r.pub.size, in); break;
+		case CKM_SHA256: ok = pkcs1_rsa_sha256_encode_digest(m, r.pub.size, in); break;
+		case CKM_SHA512: ok = pkcs1_rsa_sha512_encode_digest(m, r.pub.size, in); break;
 		default: /* CKM_RSA_PKCS: in is the DigestInfo (at most k - 11 bytes, or Nettle refuses) */
-			ok = pkcs1_rsa_digest_encode(m, r.key.size, len, in);
+			ok = pkcs1_rsa_digest_encode(m, r.pub.size, len, in);
 		}
 	}
 	ok = ok && checked_root(&r, k, s, m);
