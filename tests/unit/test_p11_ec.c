@@ -143,7 +143,8 @@ static void verifies(const struct p11_curve *c, const uint8_t *d, const uint8_t 
  * two of the same hash differ (OpenSSL's nonces are random). P-256
  * through p11_ec_sign, which takes OpenSSL's path for it here: the same
  * holds, which tells it from Nettle's RFC 6979 signature. Each curve's
- * group is built once, whatever the number of signatures. */
+ * group is built once, whatever the number of signatures. Each key signs
+ * twice in a row (its kept object) after another key signed. */
 static void openssl_on(const uint8_t *oid, size_t oid_len)
 {
 	const struct p11_curve *c = p11_ec_curve(oid, oid_len);
@@ -175,6 +176,12 @@ static void openssl_on(const uint8_t *oid, size_t oid_len)
 		}
 	}
 	assert_in_range(p11_ossl_groups_built(), 1, 2);
+	/* The last key's object is kept (each key above signed with its
+	 * own: a kept object used for another key would have failed
+	 * verifies), and dropped on request. */
+	assert_true(p11_ossl_ec_kept());
+	p11_ossl_forget();
+	assert_false(p11_ossl_ec_kept());
 }
 
 static void test_p256_openssl(void **state)

@@ -390,12 +390,19 @@ static void test_private_value(void **state)
 		p11_put_template(&w, imp, 5 + i);
 		assert_int_equal(send_req(), CKR_ATTRIBUTE_VALUE_INVALID);
 	}
-	/* Destroyed: no copy of the scalar is left anywhere in the token. */
+	/* A signature keeps OpenSSL's object for the key... */
+	static const uint8_t h[32] = { 1, 2, 3 };
+	p11_ossl_forget();
+	assert_int_equal(init_sign(priv, h, sizeof h, false), CKR_OK);
+	assert_true(p11_ossl_ec_kept());
+	/* Destroyed: no copy of the scalar is left anywhere in the token... */
 	assert_true(in_token(d, sizeof d));
 	begin_session(P11_OP_DESTROY_OBJECT);
 	wire_put_u64(&w, priv);
 	assert_int_equal(send_req(), CKR_OK);
 	assert_false(in_token(d, sizeof d));
+	/* ...and OpenSSL's object went, cleared, with it. */
+	assert_false(p11_ossl_ec_kept());
 }
 
 static void test_sessions_and_pins(void **state)

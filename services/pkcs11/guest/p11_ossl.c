@@ -173,13 +173,33 @@ void p11_ossl_force_portable(bool on)
 	force_portable = on;
 }
 
+/* ---- Kept objects */
+
+/* A tag for a key's parts: SHA-256 over each part with its length, so
+ * that keys whose parts differ in any way never share a tag. Objects
+ * OpenSSL builds for a key are kept under it (below); no copy of the
+ * key is kept beside them for the comparison. */
+static void tag_of(const uint8_t *const *v, const size_t *len, int n, uint8_t tag[32])
+{
+	br_sha256_context h;
+	br_sha256_init(&h);
+	for (int i = 0; i < n; i++) {
+		uint8_t l[8];
+		for (int j = 0; j < 8; j++)
+			l[j] = (uint8_t)((uint64_t)len[i] >> (8 * j));
+		br_sha256_update(&h, l, sizeof l);
+		br_sha256_update(&h, v[i], len[i]);
+	}
+	br_sha256_out(&h, tag);
+	wipe(&h, sizeof h);
+}
+
 /* ---- ECDSA */
 
 /* Each curve's group, built once: building one (the curve's numbers,
  * its Montgomery context, the generator) was 29% of a P-256 signature
- * (callgrind, a host-process token). A group holds no secret; each
- * signature's key gets its own copy (EC_KEY_set_group duplicates it),
- * so nothing a signature changes is shared with the next. */
+ * (callgrind, a host-process token). A group holds no secret; each key
+ * gets its own copy (EC_KEY_set_group duplicates it). */
 static EC_GROUP *groups[2];
 static unsigned groups_built;
 
@@ -200,19 +220,64 @@ unsigned p11_ossl_groups_built(void)
 	return groups_built;
 }
 
+/* The last EC key's object, kept as the RSA one is (below): building
+ * and freeing one was about a tenth of a P-256 signature's time in the
+ * reference VM (57 and 29 us of about 750, the guest's TSC). Tagged by
+ * the curve and the scalar. */
+static struct {
+	EC_KEY *key;
+	uint8_t tag[32];
+} kept_ec;
+
+static void forget_ec(void)
+{
+	EC_KEY_free(kept_ec.key); /* clears its copy of d */
+	kept_ec.key = NULL;
+	wipe(kept_ec.tag, sizeof kept_ec.tag);
+}
+
+bool p11_ossl_ec_kept(void)
+{
+	return kept_ec.key != NULL;
+}
+
+/* The key's object, kept or built anew, or NULL. */
+static EC_KEY *ec_key_of(const struct p11_curve *c, const uint8_t *d)
+{
+	const uint8_t *v[2] = { c->oid, d };
+	size_t len[2] = { c->oid_len, c->scalar };
+	uint8_t tag[32];
+	tag_of(v, len, 2, tag);
+	if (!kept_ec.key || memcmp(tag, kept_ec.tag, sizeof tag) != 0) {
+		forget_ec();
+		const EC_GROUP *g = group_of(c);
+		EC_KEY *key = g ? EC_KEY_new() : NULL;
+		BIGNUM *bd = key ? BN_bin2bn(d, (int)c->scalar, NULL) : NULL;
+		bool ok = bd && EC_KEY_set_group(key, g) == 1 && EC_KEY_set_private_key(key, bd) == 1;
+		BN_clear_free(bd);
+		if (ok) {
+			kept_ec.key = key;
+			memcpy(kept_ec.tag, tag, sizeof tag);
+		} else {
+			EC_KEY_free(key);
+		}
+	}
+	wipe(tag, sizeof tag);
+	return kept_ec.key;
+}
+
 bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint8_t *hv, uint8_t *sig)
 {
-	const EC_GROUP *g = p11_ossl_ready() ? group_of(c) : NULL;
-	if (!g)
-		return false;
 	/* P-256's group is ecp_nistz256 (OpenSSL's constant-time assembly),
 	 * P-384's the generic Montgomery code with its constant-time ladder.
 	 * No public key: signing does not need it. */
-	EC_KEY *key = EC_KEY_new();
-	BIGNUM *bd = BN_bin2bn(d, (int)c->scalar, NULL);
-	ECDSA_SIG *s = NULL;
-	bool ok = key && bd && EC_KEY_set_group(key, g) == 1 && EC_KEY_set_private_key(key, bd) == 1 &&
-		  (s = ECDSA_do_sign(hv, (int)c->scalar, key)) != NULL;
+	EC_KEY *key = p11_ossl_ready() && group_of(c) ? ec_key_of(c, d) : NULL;
+	if (!key)
+		return false;
+	/* The nonce is OpenSSL's (BN_generate_dsa_nonce: SHA-512 over the
+	 * key, the hash and random bytes from the DRBG). */
+	ECDSA_SIG *s = ECDSA_do_sign(hv, (int)c->scalar, key);
+	bool ok = s != NULL;
 	if (ok) {
 		const BIGNUM *r, *sv;
 		ECDSA_SIG_get0(s, &r, &sv);
@@ -220,10 +285,10 @@ bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint
 		     BN_bn2binpad(sv, sig + c->scalar, (int)c->scalar) == (int)c->scalar;
 	}
 	ECDSA_SIG_free(s);
-	BN_clear_free(bd);
-	EC_KEY_free(key); /* clears the key's copy of d */
-	if (!ok)
+	if (!ok) {
+		forget_ec(); /* a key OpenSSL failed on is not kept */
 		ERR_clear_error();
+	}
 	return ok;
 }
 
@@ -240,33 +305,32 @@ bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint
 static struct {
 	RSA *rsa;
 	uint8_t tag[32];
-} kept;
+} kept_rsa;
 
 static void rsa_tag(const struct p11_rsa_key *k, uint8_t tag[32])
 {
-	br_sha256_context h;
-	br_sha256_init(&h);
-	for (int i = 0; i < P11_RSA_PARTS; i++) {
-		uint8_t len[8];
-		for (int j = 0; j < 8; j++)
-			len[j] = (uint8_t)((uint64_t)k->len[i] >> (8 * j));
-		br_sha256_update(&h, len, sizeof len);
-		br_sha256_update(&h, k->v[i], k->len[i]);
-	}
-	br_sha256_out(&h, tag);
-	wipe(&h, sizeof h);
+	size_t len[P11_RSA_PARTS];
+	for (int i = 0; i < P11_RSA_PARTS; i++)
+		len[i] = k->len[i];
+	tag_of(k->v, len, P11_RSA_PARTS, tag);
+}
+
+static void forget_rsa(void)
+{
+	RSA_free(kept_rsa.rsa); /* clears d, the primes, the CRT values and their Montgomery contexts */
+	kept_rsa.rsa = NULL;
+	wipe(kept_rsa.tag, sizeof kept_rsa.tag);
 }
 
 void p11_ossl_forget(void)
 {
-	RSA_free(kept.rsa); /* clears d, the primes, the CRT values and their Montgomery contexts */
-	kept.rsa = NULL;
-	wipe(kept.tag, sizeof kept.tag);
+	forget_rsa(); /* the last RSA key's */
+	forget_ec();  /* the last EC key's */
 }
 
 bool p11_ossl_rsa_kept(void)
 {
-	return kept.rsa != NULL;
+	return kept_rsa.rsa != NULL;
 }
 
 /* A new RSA object with the key's eight parts, or NULL. */
@@ -306,14 +370,14 @@ bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t
 			return false;
 	uint8_t tag[32];
 	rsa_tag(k, tag);
-	if (!kept.rsa || memcmp(tag, kept.tag, sizeof tag) != 0) {
-		p11_ossl_forget();
-		kept.rsa = rsa_of(k);
-		if (!kept.rsa) {
+	if (!kept_rsa.rsa || memcmp(tag, kept_rsa.tag, sizeof tag) != 0) {
+		forget_rsa();
+		kept_rsa.rsa = rsa_of(k);
+		if (!kept_rsa.rsa) {
 			ERR_clear_error();
 			return false;
 		}
-		memcpy(kept.tag, tag, sizeof tag);
+		memcpy(kept_rsa.tag, tag, sizeof tag);
 	}
 	wipe(tag, sizeof tag);
 	/* CRT with Montgomery multiplication (BN_mod_exp_mont_consttime),
@@ -322,10 +386,10 @@ bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t
 	 * instead: a fault in p, q or the CRT values gives a correct
 	 * signature here, one in d as well a wrong one, which the caller's
 	 * check refuses. */
-	bool ok = (size_t)RSA_size(kept.rsa) == len &&
-		  RSA_private_encrypt((int)len, em, out, kept.rsa, RSA_NO_PADDING) == (int)len;
+	bool ok = (size_t)RSA_size(kept_rsa.rsa) == len &&
+		  RSA_private_encrypt((int)len, em, out, kept_rsa.rsa, RSA_NO_PADDING) == (int)len;
 	if (!ok) {
-		p11_ossl_forget(); /* a key OpenSSL failed on is not kept */
+		forget_rsa(); /* a key OpenSSL failed on is not kept */
 		ERR_clear_error();
 	}
 	return ok;

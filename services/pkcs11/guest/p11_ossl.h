@@ -18,11 +18,11 @@
  * OpenSSL's random bytes (ECDSA's nonces, RSA's blinding) come from a
  * legacy RAND_METHOD on BearSSL's HMAC-DRBG, seeded once from the token's
  * entropy (entropy.c's entropy_seed in the guest, getrandom on the host).
- * Each curve's group (no secret in it) is built once. Every OpenSSL
- * object that holds key material is built for one call and freed with
- * clearing, but for the last RSA key's, kept until another RSA
- * key signs or any token object is freed (p11_ossl_forget); in the guest
- * every block OpenSSL frees is wiped.
+ * Each curve's group (no secret in it) is built once.
+ * The last EC key's and the last RSA key's OpenSSL objects are kept for
+ * their next signatures, until another key of their kind signs or any
+ * token object is freed (p11_ossl_forget), and freed with clearing; in
+ * the guest every block OpenSSL frees is wiped.
  */
 #ifndef P11_OSSL_H
 #define P11_OSSL_H
@@ -53,7 +53,8 @@ void p11_ossl_force_portable(bool on);
 /* ECDSA with the private scalar d (c->scalar bytes, in [1, n-1]) over
  * hv, the hash as an integer of c->scalar bytes (p11_ec_sign's hv): r || s,
  * 2 * c->scalar bytes, at sig. A random nonce (OpenSSL's, from the key,
- * the hash and the DRBG). Only after p11_ossl_ready(). */
+ * the hash and the DRBG). The key's OpenSSL object is kept for its next
+ * signature. Only after p11_ossl_ready(). */
 bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint8_t *hv, uint8_t *sig);
 
 /* RSA's private operation on the encoded block em (len bytes, the
@@ -63,14 +64,15 @@ bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint
  * kept for its next signature (p11_ossl.c). Only after p11_ossl_ready(). */
 bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t len, uint8_t *out);
 
-/* Drops the kept RSA object (the last RSA key signed with), clearing
- * it: p11_objects_free calls it for every object it frees. */
+/* Drops the kept EC and RSA objects (the last keys signed with),
+ * clearing them: p11_objects_free calls it for every object it frees. */
 void p11_ossl_forget(void);
 
 /* Tests only: how many EC groups were built (at most one a curve). */
 unsigned p11_ossl_groups_built(void);
 
-/* Tests only: whether an RSA object is kept. */
+/* Tests only: whether an RSA object, an EC object is kept. */
 bool p11_ossl_rsa_kept(void);
+bool p11_ossl_ec_kept(void);
 
 #endif
