@@ -43,8 +43,8 @@ struct p11_object *p11_objects_get(struct p11_objects *s, uint64_t handle)
 void p11_objects_free(struct p11_object *o)
 {
 	wipe(o, sizeof *o);
-	/* The signing code may keep the last RSA key's parts (p11_ossl.c):
-	 * they go with any object freed, this one's or not. */
+	/* The signing code may keep the last EC and RSA keys' objects
+	 * (p11_ossl.c): they go with any object freed, this one's or not. */
 	p11_ossl_forget();
 }
 
