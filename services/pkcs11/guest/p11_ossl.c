@@ -241,9 +241,12 @@ bool p11_ossl_ec_kept(void)
 	return kept_ec.key != NULL;
 }
 
-/* The key's object, kept or built anew, or NULL. */
+/* The key's object, kept or built anew, or NULL (also for a curve
+ * OpenSSL is not asked to sign on). */
 static EC_KEY *ec_key_of(const struct p11_curve *c, const uint8_t *d)
 {
+	if (!group_of(c))
+		return NULL;
 	const uint8_t *v[2] = { c->oid, d };
 	size_t len[2] = { c->oid_len, c->scalar };
 	uint8_t tag[32];
@@ -251,7 +254,7 @@ static EC_KEY *ec_key_of(const struct p11_curve *c, const uint8_t *d)
 	if (!kept_ec.key || memcmp(tag, kept_ec.tag, sizeof tag) != 0) {
 		forget_ec();
 		const EC_GROUP *g = group_of(c);
-		EC_KEY *key = g ? EC_KEY_new() : NULL;
+		EC_KEY *key = EC_KEY_new();
 		BIGNUM *bd = key ? BN_bin2bn(d, (int)c->scalar, NULL) : NULL;
 		bool ok = bd && EC_KEY_set_group(key, g) == 1 && EC_KEY_set_private_key(key, bd) == 1;
 		BN_clear_free(bd);
@@ -271,7 +274,7 @@ bool p11_ossl_ecdsa_sign(const struct p11_curve *c, const uint8_t *d, const uint
 	/* P-256's group is ecp_nistz256 (OpenSSL's constant-time assembly),
 	 * P-384's the generic Montgomery code with its constant-time ladder.
 	 * No public key: signing does not need it. */
-	EC_KEY *key = p11_ossl_ready() && group_of(c) ? ec_key_of(c, d) : NULL;
+	EC_KEY *key = p11_ossl_ready() ? ec_key_of(c, d) : NULL;
 	if (!key)
 		return false;
 	/* The nonce is OpenSSL's (BN_generate_dsa_nonce: SHA-512 over the
@@ -306,14 +309,6 @@ static struct {
 	RSA *rsa;
 	uint8_t tag[32];
 } kept_rsa;
-
-static void rsa_tag(const struct p11_rsa_key *k, uint8_t tag[32])
-{
-	size_t len[P11_RSA_PARTS];
-	for (int i = 0; i < P11_RSA_PARTS; i++)
-		len[i] = k->len[i];
-	tag_of(k->v, len, P11_RSA_PARTS, tag);
-}
 
 static void forget_rsa(void)
 {
@@ -369,7 +364,7 @@ bool p11_ossl_rsa_private(const struct p11_rsa_key *k, const uint8_t *em, size_t
 		if (!k->v[i] || !k->len[i] || k->len[i] > P11_RSA_BYTES_MAX)
 			return false;
 	uint8_t tag[32];
-	rsa_tag(k, tag);
+	tag_of(k->v, k->len, P11_RSA_PARTS, tag);
 	if (!kept_rsa.rsa || memcmp(tag, kept_rsa.tag, sizeof tag) != 0) {
 		forget_rsa();
 		kept_rsa.rsa = rsa_of(k);
