@@ -245,7 +245,8 @@ bool p11_ossl_ec_kept(void)
  * OpenSSL is not asked to sign on). */
 static EC_KEY *ec_key_of(const struct p11_curve *c, const uint8_t *d)
 {
-	if (!group_of(c))
+	const EC_GROUP *g = group_of(c);
+	if (!g)
 		return NULL;
 	const uint8_t *v[2] = { c->oid, d };
 	size_t len[2] = { c->oid_len, c->scalar };
@@ -253,7 +254,6 @@ static EC_KEY *ec_key_of(const struct p11_curve *c, const uint8_t *d)
 	tag_of(v, len, 2, tag);
 	if (!kept_ec.key || memcmp(tag, kept_ec.tag, sizeof tag) != 0) {
 		forget_ec();
-		const EC_GROUP *g = group_of(c);
 		EC_KEY *key = EC_KEY_new();
 		BIGNUM *bd = key ? BN_bin2bn(d, (int)c->scalar, NULL) : NULL;
 		bool ok = bd && EC_KEY_set_group(key, g) == 1 && EC_KEY_set_private_key(key, bd) == 1;
